@@ -1,0 +1,105 @@
+"""Card ids, their text form and the bitmask helpers shared by every layer.
+
+A card id is ``13 * suit + (rank - 2)`` with suits in the order clubs,
+diamonds, hearts, spades (``C D H S``) and ranks 2..14 (``T`` = ten, ``A`` = 14),
+so ``2C`` = 0, ``AC`` = 12, ``2H`` = 26, ``AH`` = 38, ``QS`` = 49, ``AS`` = 51.
+The text form is rank then suit (``"QS"``); display may use ``♣♦♥♠``.
+
+Sets of cards are kept as ``uint64`` bitmasks (bit ``c`` set = card ``c`` in the
+set), which lets the engine follow suit with one ``&`` and count with
+``np.bitwise_count``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+NUM_CARDS = 52
+NUM_SUITS = 4
+CARDS_PER_SUIT = 13
+SUITS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+RANKS = "23456789TJQKA"
+CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+
+#: (4,) uint64: the 13 cards of each suit.
+SUIT_MASKS = np.array([((1 << 13) - 1) << (13 * s) for s in range(4)], dtype=np.uint64)
+HEART_MASK = int(SUIT_MASKS[HEARTS])
+#: (52,) uint64: ``1 << card``.
+CARD_BITS = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
+
+
+def card_suit(card: int) -> int:
+    """Suit index (0..3) of a card id."""
+    return card // CARDS_PER_SUIT
+
+
+def card_rank(card: int) -> int:
+    """Rank 2..14 of a card id (14 = ace)."""
+    return card % CARDS_PER_SUIT + 2
+
+
+def card_str(card: int, symbols: bool = False) -> str:
+    """Text form of a card id: ``card_str(49) == "QS"``; with symbols ``"Q♠"``."""
+    card = int(card)
+    if not 0 <= card < NUM_CARDS:
+        raise ValueError(f"card id {card} is out of range 0..51")
+    suits = SUIT_SYMBOLS if symbols else SUITS
+    return RANKS[card % CARDS_PER_SUIT] + suits[card // CARDS_PER_SUIT]
+
+
+def parse_card(text: str) -> int:
+    """Card id of one card text such as ``"TD"``, ``"td"``, ``"10D"`` or ``"Q♠"``."""
+    t = text.strip().upper()
+    if t.startswith("10"):
+        t = "T" + t[2:]
+    if len(t) != 2:
+        raise ValueError(f"cannot read card {text!r}: expected rank then suit, like 'QS' or 'TD'")
+    rank, suit = t[0], t[1]
+    if suit in SUIT_SYMBOLS:
+        suit = SUITS[SUIT_SYMBOLS.index(suit)]
+    if rank not in RANKS or suit not in SUITS:
+        raise ValueError(
+            f"cannot read card {text!r}: rank must be one of {RANKS}, suit one of {SUITS}"
+        )
+    return CARDS_PER_SUIT * SUITS.index(suit) + RANKS.index(rank)
+
+
+def parse_cards(text: str | Iterable[str]) -> list[int]:
+    """Card ids of a whitespace- or comma-separated string (``"AH TD 2C"``) or a list of texts."""
+    parts = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    return [parse_card(p) for p in parts]
+
+
+def cards_str(cards: Iterable[int], symbols: bool = False) -> str:
+    """Space-separated text of card ids."""
+    return " ".join(card_str(c, symbols) for c in cards)
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    """Bitmask (Python int) of a collection of card ids."""
+    m = 0
+    for c in cards:
+        m |= 1 << int(c)
+    return m
+
+
+def cards_of(mask: int | np.integer) -> list[int]:
+    """Card ids in a bitmask, ascending."""
+    m = int(mask)
+    return [c for c in range(NUM_CARDS) if m >> c & 1]
+
+
+def mask_to_bool(masks: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
+    """Expand uint64 bitmasks of any shape S to a bool array of shape S + (width,)."""
+    m = np.asarray(masks, dtype=np.uint64)
+    return ((m[..., None] >> np.arange(width, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+
+
+def bool_to_mask(flags: np.ndarray) -> np.ndarray:
+    """Pack a bool array of shape S + (n,), n <= 64, into uint64 bitmasks of shape S."""
+    f = np.asarray(flags, dtype=bool)
+    weights = np.left_shift(np.uint64(1), np.arange(f.shape[-1], dtype=np.uint64))
+    return (f.astype(np.uint64) * weights).sum(axis=-1, dtype=np.uint64)

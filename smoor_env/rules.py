@@ -1,0 +1,172 @@
+"""The rules of one game as an immutable value: every variant is a named field.
+
+The rule texts are summarised in ``docs/rules.md``; each field below says which
+choice it encodes and its default. ``Rules`` validates itself when built, so an
+impossible combination (partners with 3 players, Cupid's Arrow in a single round,
+a Smoorverliefd variant in Hearts, ...) is a ``ValueError`` before any game starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from smoor_env import cards as C
+
+GAMES = ("smoorverliefd", "hearts")
+
+#: Placeholder for options whose default depends on ``game`` (resolved at construction).
+GAME_DEFAULT: Any = "game default"
+
+# Pass directions as seat offsets (receiver = passer + offset); 0 = no pass this round.
+_PASS_CYCLES = {3: (1, 2), 4: (1, 3, 2, 0), 5: (1, 4, 2, 0)}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Immutable configuration of a Smoorverliefd or Hearts match.
+
+    Attributes:
+        game: ``"smoorverliefd"`` (collect hearts) or ``"hearts"`` (avoid them).
+        num_players: 3, 4 or 5 seats, numbered clockwise.
+        target_score: the match ends after the round in which a total reaches
+            this (Smoorverliefd: 50, and exactly one player must lead; Hearts: 100,
+            lowest total wins). ``None`` plays a single round.
+        max_rounds: hard cap on the rounds of a match (both games); at the cap the
+            best totals share the win.
+        ace_of_hearts_points: Smoorverliefd: points for ``AH`` (other hearts 1).
+        sweep_needs_all_thirteen: Smoorverliefd: if True, a round with a heart in
+            the dead pile cannot be swept; if False (default) a sweep is winning
+            every heart in play.
+        trump_hearts: *met Troef*: hearts are trump (following suit still compulsory).
+        bidding: *Blinde Liefde*: after the deal each player bids 0..13 heart cards.
+        bid_bonus: points for a player whose heart-card count equals the bid.
+        bid_penalty: points lost by a player who misses the bid.
+        partners: *Partner Smoorverliefd*: seats {0, 2} and {1, 3} play as teams
+            (4 players only).
+        pip_scoring: *Kleine Liefde*: a heart scores its pip value (2..10, J 11,
+            Q 12, K 13, A 14; no ace bonus), round total 104.
+        cupids_arrow: *Cupid's Arrow*: from round 2 the player with the fewest heart
+            cards last round deals and names a cursed suit; whoever won the most
+            cards of it loses ``cursed_penalty``. Needs a multi-round match.
+        cursed_penalty: points lost by the player(s) with the most cursed cards.
+        cursed_suit_may_be_hearts: whether hearts may be named as the cursed suit.
+        passing: Hearts: each player passes 3 cards before play (left, right,
+            across, none, by round). Defaults to True in Hearts; Smoorverliefd has
+            no passing.
+        queen_never_first_trick: Hearts: ``QS`` may never be played to the first
+            trick, even by a player with nothing else legal.
+        queen_breaks_hearts: Hearts: playing ``QS`` also breaks hearts.
+    """
+
+    game: str = "smoorverliefd"
+    num_players: int = 4
+    target_score: int | None = GAME_DEFAULT
+    max_rounds: int = 100
+    # Smoorverliefd scoring
+    ace_of_hearts_points: int = 5
+    sweep_needs_all_thirteen: bool = False
+    # Smoorverliefd variants
+    trump_hearts: bool = False
+    bidding: bool = False
+    bid_bonus: int = 10
+    bid_penalty: int = 5
+    partners: bool = False
+    pip_scoring: bool = False
+    cupids_arrow: bool = False
+    cursed_penalty: int = 5
+    cursed_suit_may_be_hearts: bool = True
+    # Hearts
+    passing: bool = GAME_DEFAULT
+    queen_never_first_trick: bool = False
+    queen_breaks_hearts: bool = False
+
+    # Derived layout, filled in by __post_init__ (not constructor arguments).
+    deck_mask: int = field(init=False, repr=False, compare=False)
+    hand_size: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.game not in GAMES:
+            raise ValueError(f"game must be one of {GAMES}, got {self.game!r}")
+        hearts = self.game == "hearts"
+        if self.target_score is GAME_DEFAULT:
+            object.__setattr__(self, "target_score", 100 if hearts else 50)
+        if self.passing is GAME_DEFAULT:
+            object.__setattr__(self, "passing", hearts)
+        self._validate()
+        removed = {3: C.parse_cards("2D"), 4: [], 5: C.parse_cards("2C 2D")}
+        deck = (1 << C.NUM_CARDS) - 1
+        if hearts:
+            deck &= ~C.mask_of(removed[self.num_players])
+        object.__setattr__(self, "deck_mask", deck)
+        object.__setattr__(self, "hand_size", bin(deck).count("1") // self.num_players)
+
+    def _validate(self) -> None:
+        def need(ok: bool, message: str) -> None:
+            if not ok:
+                raise ValueError(f"impossible rules: {message}")
+
+        for name in ("sweep_needs_all_thirteen", "trump_hearts", "bidding", "partners",
+                     "pip_scoring", "cupids_arrow", "cursed_suit_may_be_hearts", "passing",
+                     "queen_never_first_trick", "queen_breaks_hearts"):
+            need(isinstance(getattr(self, name), bool), f"{name} must be a bool")
+        for name in ("num_players", "max_rounds", "ace_of_hearts_points", "bid_bonus",
+                     "bid_penalty", "cursed_penalty"):
+            value = getattr(self, name)
+            need(isinstance(value, int) and not isinstance(value, bool),
+                 f"{name} must be an int, got {value!r}")
+        need(self.num_players in (3, 4, 5), f"num_players must be 3, 4 or 5, got {self.num_players}")
+        need(self.target_score is None or (isinstance(self.target_score, int)
+                                           and not isinstance(self.target_score, bool)
+                                           and self.target_score > 0),
+             f"target_score must be a positive int or None, got {self.target_score!r}")
+        need(self.max_rounds >= 1, f"max_rounds must be at least 1, got {self.max_rounds}")
+        need(self.ace_of_hearts_points >= 0, "ace_of_hearts_points must be >= 0")
+        need(self.bid_bonus >= 0 and self.bid_penalty >= 0 and self.cursed_penalty >= 0,
+             "bid_bonus, bid_penalty and cursed_penalty are magnitudes and must be >= 0")
+        if self.game == "hearts":
+            smoor_only = [n for n in ("trump_hearts", "bidding", "partners", "pip_scoring",
+                                      "cupids_arrow", "sweep_needs_all_thirteen")
+                          if getattr(self, n)]
+            need(not smoor_only, "Smoorverliefd options cannot be used in Hearts: "
+                 + ", ".join(smoor_only))
+        else:
+            hearts_only = [n for n in ("passing", "queen_never_first_trick",
+                                       "queen_breaks_hearts") if getattr(self, n)]
+            need(not hearts_only, "Hearts options cannot be used in Smoorverliefd: "
+                 + ", ".join(hearts_only))
+        need(not self.partners or self.num_players == 4,
+             f"partners needs exactly 4 players, got {self.num_players}")
+        need(not self.cupids_arrow or (self.target_score is not None and self.max_rounds > 1),
+             "cupids_arrow needs a multi-round match (target_score not None, max_rounds > 1)")
+
+    # ----------------------------------------------------------------- derived
+    @property
+    def num_tricks(self) -> int:
+        """Tricks per round (= cards per hand)."""
+        return self.hand_size
+
+    @property
+    def dead_count(self) -> int:
+        """Cards in the dead pile each round (never played)."""
+        return bin(self.deck_mask).count("1") - self.hand_size * self.num_players
+
+    @property
+    def is_hearts(self) -> bool:
+        return self.game == "hearts"
+
+    def pass_offset(self, round_number: int) -> int:
+        """Seat offset of the Hearts pass in round ``round_number`` (1-based); 0 = no pass."""
+        if not self.passing:
+            return 0
+        cycle = _PASS_CYCLES[self.num_players]
+        return cycle[(round_number - 1) % len(cycle)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option as a plain dict (for game records and JSON summaries)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some options changed (validated again)."""
+        return dataclasses.replace(self, **changes)
