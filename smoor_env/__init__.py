@@ -1,0 +1,32 @@
+"""smoor-env: batched trick-taking card games (Smoorverliefd and Hearts) for RL and game AI."""
+
+from smoor_env.cards import (
+    SUIT_SYMBOLS,
+    card_rank,
+    card_str,
+    card_suit,
+    cards_str,
+    parse_card,
+    parse_cards,
+)
+from smoor_env.engine import Engine, action_str
+from smoor_env.rules import Rules
+from smoor_env.state import NUM_ACTIONS, Phase, State
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "NUM_ACTIONS",
+    "SUIT_SYMBOLS",
+    "Engine",
+    "Phase",
+    "Rules",
+    "State",
+    "action_str",
+    "card_rank",
+    "card_str",
+    "card_suit",
+    "cards_str",
+    "parse_card",
+    "parse_cards",
+]

@@ -1,0 +1,37 @@
+"""Small helpers that let tests read like the rule book: deals and plays as card text."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from smoor_env import Engine, Rules, parse_card, parse_cards
+
+
+def new_game(rules: Rules, hands: list[str], dealer: int, seed: int = 0) -> Engine:
+    """A batch of one game with the given first deal (one card string per seat) and dealer."""
+    engine = Engine(rules, 1)
+    engine.reset(seed, hands=[hands], dealers=[dealer])
+    return engine
+
+
+def legal_cards(engine: Engine, game: int = 0) -> list[int]:
+    """Legal action ids of one game, ascending."""
+    return [int(a) for a in np.flatnonzero(engine.legal_mask[game])]
+
+
+def play(engine: Engine, cards: str) -> None:
+    """Play the given cards (text, in order) in game 0 of a batch of one."""
+    for card in parse_cards(cards):
+        engine.step(np.array([card]))
+
+
+def act(engine: Engine, action: int | str) -> None:
+    """One action in a batch of one (an id, or a card text)."""
+    engine.step(np.array([parse_card(action) if isinstance(action, str) else action]))
+
+
+def play_out_round(engine: Engine) -> None:
+    """Finish the current round of every game, each playing its lowest legal action."""
+    start = engine.state.round_number.copy()
+    while not (engine.state.match_over | (engine.state.round_number != start)).all():
+        engine.step(np.argmax(engine.legal_mask, axis=1))
