@@ -50,6 +50,40 @@ _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB13311
     np.uint64(0x9E3779B97F4A7C15)
 
 
+_SUIT_OF = (np.arange(C.NUM_CARDS) // 13).astype(np.int8)  # (52,) suit of each card id
+_NONE = np.int8(-1)
+
+
+def _strength_table(trump_hearts: bool) -> np.ndarray:
+    """(5 * 52,) int8: strength of card c in a trick whose led suit is s, at ``s * 52 + c``.
+
+    The highest card of the led suit wins (card ids rise with rank within a suit);
+    with trump_hearts any heart beats every card of another suit; -1 never wins.
+    Row 4 (all -1) is padding so that every index is valid.
+    """
+    table = np.full((5, C.NUM_CARDS), -1, np.int8)
+    cards = np.arange(C.NUM_CARDS)
+    for led in range(4):
+        table[led] = np.where(np.equal(_SUIT_OF, led), cards % 13, -1)
+        if trump_hearts:
+            table[led] = np.where(_SUIT_OF == C.HEARTS, 13 + cards % 13, table[led])
+    return table.reshape(-1)
+
+
+def _select16_table() -> np.ndarray:
+    """(65536 * 16,) uint8: position of the k-th set bit of a 16-bit word w, at w * 16 + k."""
+    words = np.arange(1 << 16, dtype=np.uint32)
+    bits = (words[:, None] >> np.arange(16, dtype=np.uint32)) & 1  # (65536, 16)
+    rank = np.cumsum(bits, axis=1) - 1  # rank of each set bit within its word
+    word, pos = np.nonzero(bits)
+    table = np.zeros((1 << 16, 16), np.uint8)
+    table[word, rank[word, pos]] = pos
+    return table.reshape(-1)
+
+
+_SELECT16: np.ndarray | None = None  # built on first use (about 1 MB)
+
+
 def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64 finaliser: a bijective hash of uint64 arrays (wrapping arithmetic)."""
     with np.errstate(over="ignore"):
@@ -89,6 +123,12 @@ class Engine:
         self._players = p
         self._seats = np.arange(p)  # (P,)
         self._all = np.arange(self.batch_size)  # (B,)
+        self._base = self._all * p  # (B,) flat offset of seat 0 of each game in (B, P) arrays
+        self._next_seat = np.roll(np.arange(p, dtype=np.int8), -1)  # (P,) seat -> its left
+        self._strength = _strength_table(rules.trump_hearts)  # (5 * 52,) int8
+        # Hearts: which cards break hearts when played.
+        queen = np.arange(C.NUM_CARDS) == 49
+        self._breaks_hearts = (_SUIT_OF == C.HEARTS) | (queen & rules.queen_breaks_hearts)
         # Seat -> side (team or player) used for sweeps, round wins and match wins.
         self._side = np.array([0, 1, 0, 1]) if rules.partners else self._seats  # (P,)
         self._side_size = 2 if rules.partners else 1
@@ -212,6 +252,7 @@ class Engine:
         st.trick_size[idx] = 0
         st.led_suit[idx] = -1
         st.trick_cards[idx] = -1
+        st.current_trick[idx] = -1
         st.trick_leader[idx] = -1
         st.trick_winner[idx] = -1
         left = (st.dealer[idx] + 1) % p
@@ -239,25 +280,26 @@ class Engine:
         """Recompute ``state.legal`` for games idx from their phase."""
         st = self.state
         phase = st.phase[idx]
-        seat = st.current_player[idx]
-        hand = st.hands[idx, seat]  # (n,)
+        at = idx * self._players + st.current_player[idx]
+        hand = st.hands.reshape(-1).take(at)  # (n,) hand of the player to act
         legal = np.where(phase == Phase.PLAY, self._play_legal(idx, hand), np.uint64(0))
-        legal = np.where(phase == Phase.PASS, hand & ~st.pass_out[idx, seat], legal)
+        legal = np.where(phase == Phase.PASS, hand & ~st.pass_out.reshape(-1).take(at), legal)
         legal = np.where(phase == Phase.BID, self._bid_legal, legal)
         legal = np.where(phase == Phase.CURSE, self._curse_legal, legal)
         st.legal[idx] = legal
 
-    def _play_legal(self, idx: np.ndarray, hand: np.ndarray) -> np.ndarray:
-        """(n,) uint64 legal cards of the player to act in games idx (play phase)."""
+    def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray) -> np.ndarray:
+        """(n,) uint64 legal cards of the player to act in games ``rows`` (play phase)."""
         st = self.state
-        leading = st.trick_size[idx] == 0
-        follow = hand & C.SUIT_MASKS[np.maximum(st.led_suit[idx], 0)]
+        size = st.trick_size[rows]
+        leading = size == 0
+        follow = hand & C.SUIT_MASKS.take(st.led_suit[rows])  # led_suit -1 (leading): ignored
         legal = np.where(leading | (follow == 0), hand, follow)
         if not self.rules.is_hearts:
             return legal
         # Hearts. First trick: the opening card is led; a player who cannot follow
         # may not play a heart or QS unless nothing else is left (QS never, by option).
-        first = st.trick_index[idx] == 0
+        first = st.trick_index[rows] == 0
         opening = np.uint64(1 << self._opening_card)
         clean = hand & ~_PENALTY_CARDS
         if self.rules.queen_never_first_trick:
@@ -269,7 +311,7 @@ class Engine:
         legal = np.where(first & leading, opening, legal)
         # Hearts may not be led until broken, unless the leader holds only hearts.
         no_hearts = hand & ~_HEARTS
-        unbroken_lead = leading & ~first & ~st.hearts_broken[idx] & (no_hearts != 0)
+        unbroken_lead = leading & ~first & ~st.hearts_broken[rows] & (no_hearts != 0)
         return np.where(unbroken_lead, no_hearts, legal)
 
     # ------------------------------------------------------------------- step
@@ -309,15 +351,21 @@ class Engine:
                 unchanged.
         """
         st = self.state
-        a = self._check_actions(actions)
+        a = self._check_shape(actions)
+        if not st.match_over.any() and (st.phase == Phase.PLAY).all():
+            # The hot path: every game plays a card; one check of every card at once.
+            if a.min() >= 0 and a.max() < C.NUM_CARDS:
+                bit = C.CARD_BITS.take(a)  # (B,) uint64
+                if ((st.legal & bit) != 0).all():
+                    st.round_over[:] = False
+                    self._play(self._all, a, bit)
+                    return st
+            self._raise_illegal(a)
+        a = self._check_legal(a)
         st.round_over[:] = False
-        live = ~st.match_over
-        if live.all() and (st.phase == Phase.PLAY).all():
-            self._play(self._all, a)  # the hot path: every game is playing a card
-            return st
         # Group the games by phase before any handler runs: a game that changes
         # phase during this step must not be handled twice.
-        phase = np.where(live, st.phase, Phase.OVER)
+        phase = np.where(st.match_over, Phase.OVER, st.phase)
         groups = [(handler, np.flatnonzero(phase == ph)) for ph, handler in (
             (Phase.PLAY, self._play), (Phase.PASS, self._pass),
             (Phase.CURSE, self._curse), (Phase.BID, self._bid))]
@@ -326,26 +374,36 @@ class Engine:
                 handler(idx, a[idx])
         return st
 
-    def _check_actions(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
-        st, b = self.state, self.batch_size
+    def _check_shape(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
         a = np.asarray(actions)
-        if a.shape != (b,):
-            raise ValueError(f"actions must have shape ({b},) (one per game), got {a.shape}")
+        if a.shape != (self.batch_size,):
+            raise ValueError(f"actions must have shape ({self.batch_size},) (one per game), "
+                             f"got {a.shape}")
         if not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be integers, got dtype {a.dtype}")
-        if st.match_over.all():
+        if self.state.match_over.all():
             raise ValueError("every match in the batch is over; call reset() first")
-        a = a.astype(np.int64)
+        return a.astype(np.int64, copy=False)
+
+    def _illegal_games(self, a: np.ndarray) -> np.ndarray:
+        """Indices of live games whose action is not legal."""
+        st = self.state
         rel = a - PHASE_ACTION_OFFSET[st.phase]
         inside = (rel >= 0) & (rel < 64)
         ok = inside & ((st.legal >> np.where(inside, rel, 0).astype(np.uint64)) & _U1 == 1)
-        bad = np.flatnonzero(~ok & ~st.match_over)
-        if len(bad):
-            g = int(bad[0])
-            raise ValueError(self._illegal_message(g, int(a[g])) + (
-                f" ({len(bad)} games got an illegal action: {bad[:10].tolist()}"
-                f"{'...' if len(bad) > 10 else ''})" if len(bad) > 1 else ""))
+        return np.flatnonzero(~ok & ~st.match_over)
+
+    def _check_legal(self, a: np.ndarray) -> np.ndarray:
+        if len(self._illegal_games(a)):
+            self._raise_illegal(a)
         return a
+
+    def _raise_illegal(self, a: np.ndarray) -> None:
+        bad = self._illegal_games(a)
+        g = int(bad[0])
+        raise ValueError(self._illegal_message(g, int(a[g])) + (
+            f" ({len(bad)} games got an illegal action: {bad[:10].tolist()}"
+            f"{'...' if len(bad) > 10 else ''})" if len(bad) > 1 else ""))
 
     def _illegal_message(self, g: int, action: int) -> str:
         st = self.state
@@ -356,47 +414,81 @@ class Engine:
                 f"legal: {' '.join(action_str(x) for x in legal)}")
 
     # ---------------------------------------------------------------- phases
-    def _play(self, idx: np.ndarray, card: np.ndarray) -> None:
-        """Play one card in games idx (all in the play phase)."""
+    def _play(self, idx: np.ndarray, card: np.ndarray, bit: np.ndarray | None = None) -> None:
+        """Play one card in games idx (all in the play phase).
+
+        Written for the lockstep case: when every game of idx is at the same
+        position in its trick (always so when a batch starts together), the lead,
+        the trick's end and the next legal sets are decided once for all.
+        """
         st, p = self.state, self._players
-        seat = st.current_player[idx]
-        bit = _bits(card)
-        st.hands[idx, seat] ^= bit
-        st.played[idx] |= bit
-        trick = st.trick_index[idx]
-        st.trick_cards[idx, trick, seat] = card
-        size = st.trick_size[idx]
-        leading = size == 0
-        st.led_suit[idx] = np.where(leading, card // 13, st.led_suit[idx])
-        st.trick_leader[idx, trick] = np.where(leading, seat, st.trick_leader[idx, trick])
+        everyone = idx is self._all
+        rows = slice(None) if everyone else idx  # views instead of copies on the hot path
+        base = self._base if everyone else idx * p  # (n,) flat offset of seat 0
+        bit = C.CARD_BITS.take(card) if bit is None else bit  # (n,) uint64
+        seat = st.current_player[rows].copy()  # (n,) int8
+        at = base + seat
+        hands = st.hands.reshape(-1)
+        hands[at] = hands.take(at) ^ bit
+        st.played[rows] |= bit
+        st.current_trick.reshape(-1)[at] = card
         if self.rules.is_hearts:
-            breaks = (card // 13 == C.HEARTS) | ((card == 49) & self.rules.queen_breaks_hearts)
-            st.hearts_broken[idx] |= breaks
-        size = size + 1
-        done = size == p
-        st.trick_size[idx] = np.where(done, 0, size)
-        st.current_player[idx] = (seat + 1) % p
-        if done.any():
-            self._finish_trick(idx if done.all() else idx[done])
-        self._update_legal(idx)
+            st.hearts_broken[rows] |= self._breaks_hearts.take(card)
+        size = st.trick_size[rows]  # (n,) cards already in the trick
+        first = int(size[0])
+        if (size == first).all():  # lockstep: one position for all
+            if first == 0:
+                self._lead(idx, rows, seat, card)
+            if first + 1 == p:
+                st.trick_size[rows] = 0
+                self._finish_trick(idx)  # the winner leads next
+            else:
+                st.trick_size[rows] = first + 1
+                st.current_player[rows] = self._next_seat.take(seat)
+        else:
+            leading = size == 0
+            if leading.any():
+                lead = idx[leading]
+                self._lead(lead, lead, seat[leading], card[leading])
+            done = size + 1 == p
+            st.trick_size[rows] = np.where(done, 0, size + 1)
+            st.current_player[rows] = self._next_seat.take(seat)
+            if done.any():
+                self._finish_trick(idx[done])  # the winner leads next
+        if everyone and not st.round_over.any():
+            hand = hands.take(base + st.current_player)
+            st.legal[:] = self._play_legal(rows, hand)
+        else:
+            self._update_legal(idx)
+
+    def _lead(self, idx: np.ndarray, rows: np.ndarray | slice, seat: np.ndarray,
+              card: np.ndarray) -> None:
+        """The first card of a trick sets the led suit and the trick's leader."""
+        st = self.state
+        st.led_suit[rows] = _SUIT_OF.take(card)
+        trick = st.trick_index[rows]
+        st.trick_leader.reshape(-1)[idx * self.rules.num_tricks + trick] = seat
 
     def _finish_trick(self, idx: np.ndarray) -> None:
         """Games idx have a full trick: find its winner, who takes the cards and leads."""
-        st = self.state
-        trick = st.trick_index[idx]
-        cards = st.trick_cards[idx, trick].astype(np.int32)  # (n, P)
-        suit = cards // 13
-        # Highest card of the led suit; with trump_hearts any heart beats it.
-        strength = np.where(suit == st.led_suit[idx, None], cards % 13, -1)
-        if self.rules.trump_hearts:
-            strength = np.where(suit == C.HEARTS, 13 + cards % 13, strength)
-        winner = np.argmax(strength, axis=1)
-        st.won[idx, winner] |= _bits(cards).sum(axis=1, dtype=np.uint64)
-        st.trick_winner[idx, trick] = winner
-        st.current_player[idx] = winner
-        st.led_suit[idx] = -1
-        st.trick_index[idx] = trick + 1
-        ended = trick + 1 == self.rules.num_tricks
+        st, p, t = self.state, self._players, self.rules.num_tricks
+        rows = slice(None) if idx is self._all else idx
+        cards = st.current_trick[rows]  # (n, P) int8 card by seat
+        led = st.led_suit[rows].astype(np.int64)
+        strength = self._strength.take(led[:, None] * C.NUM_CARDS + cards)  # (n, P)
+        winner = np.argmax(strength, axis=1)  # (n,) seat
+        at = idx * p + winner
+        won = st.won.reshape(-1)
+        won[at] = won.take(at) | C.CARD_BITS.take(cards).sum(axis=1, dtype=np.uint64)
+        trick = st.trick_index[rows].copy()  # (a view on the hot path; updated below)
+        slot = idx * t + trick  # (n,) flat index of this trick in (B, T) arrays
+        st.trick_cards.reshape(-1, p)[slot] = cards
+        st.trick_winner.reshape(-1)[slot] = winner
+        st.current_trick[rows] = -1
+        st.current_player[rows] = winner
+        st.led_suit[rows] = -1
+        st.trick_index[rows] = trick + 1
+        ended = trick + 1 == t
         if ended.any():
             self._end_round(idx[ended])
 

@@ -116,7 +116,8 @@ class Rules:
             value = getattr(self, name)
             need(isinstance(value, int) and not isinstance(value, bool),
                  f"{name} must be an int, got {value!r}")
-        need(self.num_players in (3, 4, 5), f"num_players must be 3, 4 or 5, got {self.num_players}")
+        need(self.num_players in (3, 4, 5),
+             f"num_players must be 3, 4 or 5, got {self.num_players}")
         need(self.target_score is None or (isinstance(self.target_score, int)
                                            and not isinstance(self.target_score, bool)
                                            and self.target_score > 0),

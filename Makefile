@@ -1,0 +1,57 @@
+# Development tasks for smoor-env (GNU make). Everything runs inside ./.venv,
+# which is created and (re)installed from pyproject.toml on demand.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+# Interpreter used to create the venv: python3.11 if present, else python3.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3 2>/dev/null)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+# Extra arguments, e.g. `make test PYTEST_ARGS="-x -k cards"`,
+# `make benchmark ARGS="--help"`.
+PYTEST_ARGS ?=
+ARGS ?=
+
+.PHONY: venv test test-all lint benchmark clean
+
+venv: $(STAMP)
+
+# Re-run whenever pyproject.toml changes (the stamp is older than it).
+$(STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "error: neither python3.11 nor python3 found on PATH" >&2; exit 1; fi
+	@echo "==> creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version 2>&1))"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --progress-bar off -e '.[dev]'
+	@touch $(STAMP)
+	@echo "==> $(VENV) ready"
+
+test: $(STAMP)
+	@echo "==> ruff check ."
+	$(BIN)/ruff check .
+	@echo "==> pytest"
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@echo "==> make test: OK (ruff clean, all tests passed)"
+
+test-all: $(STAMP)
+	@echo "==> ruff check ."
+	$(BIN)/ruff check .
+	@echo "==> pytest --runslow"
+	$(BIN)/python -m pytest --runslow $(PYTEST_ARGS)
+	@echo "==> make test-all: OK (ruff clean, all tests including slow passed)"
+
+lint: $(STAMP)
+	@echo "==> ruff check ."
+	$(BIN)/ruff check .
+
+benchmark: $(STAMP)
+	@echo "==> throughput benchmark"
+	$(BIN)/python -m experiments.throughput $(ARGS)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
