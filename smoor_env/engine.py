@@ -223,13 +223,27 @@ class Engine:
     def _deal(self, idx: np.ndarray) -> np.ndarray:
         """Shuffled hands (n, P) uint64 for games idx, dealt one at a time from left of dealer."""
         st, p, n = self.state, self._players, self.rules.hand_size
-        # Round r of game g: sort the deck by hash(game key, r, card) -> a uniform permutation.
+        size, games = len(self._deck_cards), len(idx)
+        # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r):
+        # each 64-bit output gives two 32-bit draws for a Fisher-Yates shuffle.
         with np.errstate(over="ignore"):
-            key = st.game_key[idx] + st.round_number[idx].astype(np.uint64) * _MIX2  # (n,)
-            order = _mix(key[:, None] ^ (self._deck_cards.astype(np.uint64) * _GOLDEN))
-        deck = self._deck_cards[np.argsort(order, axis=1)]  # (n, N) shuffled card ids
-        # Card j goes to the seat j % P places left of the dealer's left neighbour.
-        by_turn = _bits(deck[:, : n * p]).reshape(-1, n, p).sum(axis=1, dtype=np.uint64)
+            key = _mix(st.game_key[idx] + st.round_number[idx].astype(np.uint64) * _MIX2)
+            counters = np.arange(1, size // 2 + 1, dtype=np.uint64) * _GOLDEN  # (N/2,)
+            words = _mix(counters[:, None] + key)  # (N/2, n) uint64
+        halves = (words >> np.uint64(32), words & np.uint64(0xFFFFFFFF))  # 2 x (N/2, n)
+        # Deck positions first, games second, so each position is one contiguous row.
+        deck = np.repeat(self._deck_cards[:, None], games, axis=1)  # (N, n) card ids
+        flat = deck.reshape(-1)
+        column = np.arange(games)
+        for i in range(size - 1, 0, -1):  # swap position i with a uniform j in 0..i
+            draw = halves[i % 2][i // 2]  # (n,) uniform 32-bit
+            at = ((draw * np.uint64(i + 1)) >> np.uint64(32)).astype(np.int64) * games + column
+            card = deck[i].copy()
+            deck[i] = flat.take(at)
+            flat[at] = card
+        # The card at position j goes to the seat j % P places left of the dealer's left.
+        dealt = C.CARD_BITS.take(deck[: n * p]).reshape(n, p, games)
+        by_turn = np.bitwise_or.reduce(dealt, axis=0).T  # (n, P), seat 0 = dealer's left
         rel = (self._seats[None, :] - st.dealer[idx, None] - 1) % p  # (n, P)
         return np.take_along_axis(by_turn, rel, axis=1)
 
@@ -253,6 +267,7 @@ class Engine:
         st.led_suit[idx] = -1
         st.trick_cards[idx] = -1
         st.current_trick[idx] = -1
+        st.trick_mask[idx] = 0
         st.trick_leader[idx] = -1
         st.trick_winner[idx] = -1
         left = (st.dealer[idx] + 1) % p
@@ -431,6 +446,7 @@ class Engine:
         hands = st.hands.reshape(-1)
         hands[at] = hands.take(at) ^ bit
         st.played[rows] |= bit
+        st.trick_mask[rows] |= bit
         st.current_trick.reshape(-1)[at] = card
         if self.rules.is_hearts:
             st.hearts_broken[rows] |= self._breaks_hearts.take(card)
@@ -475,15 +491,26 @@ class Engine:
         rows = slice(None) if idx is self._all else idx
         cards = st.current_trick[rows]  # (n, P) int8 card by seat
         led = st.led_suit[rows].astype(np.int64)
-        strength = self._strength.take(led[:, None] * C.NUM_CARDS + cards)  # (n, P)
-        winner = np.argmax(strength, axis=1)  # (n,) seat
+        strength = self._strength.take(led[:, None] * C.NUM_CARDS + cards)  # (n, P) int8
+        # Winner = seat of the strongest card: pack (strength, seat) and take the maximum
+        # column by column (faster than argmax along a short axis).
+        key = strength.astype(np.int16) * 8 + self._seats.astype(np.int16)  # (n, P)
+        best = key[:, 0]
+        for seat in range(1, p):
+            best = np.maximum(best, key[:, seat])
+        winner = (best & 7).astype(np.int64)  # (n,) seat
         at = idx * p + winner
         won = st.won.reshape(-1)
-        won[at] = won.take(at) | C.CARD_BITS.take(cards).sum(axis=1, dtype=np.uint64)
+        won[at] = won.take(at) | st.trick_mask[rows]
         trick = st.trick_index[rows].copy()  # (a view on the hot path; updated below)
-        slot = idx * t + trick  # (n,) flat index of this trick in (B, T) arrays
-        st.trick_cards.reshape(-1, p)[slot] = cards
-        st.trick_winner.reshape(-1)[slot] = winner
+        if (trick == trick[0]).all():  # lockstep: the same trick everywhere
+            st.trick_cards[rows, int(trick[0])] = cards
+            st.trick_winner[rows, int(trick[0])] = winner
+        else:
+            slot = idx * t + trick  # (n,) flat index of this trick in (B, T) arrays
+            st.trick_cards.reshape(-1, p)[slot] = cards
+            st.trick_winner.reshape(-1)[slot] = winner
+        st.trick_mask[rows] = 0
         st.current_trick[rows] = -1
         st.current_player[rows] = winner
         st.led_suit[rows] = -1
@@ -627,23 +654,28 @@ class Engine:
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
         """(B,) int64 uniformly random legal action of each game (0 where the match is over).
 
-        Picks the k-th set bit of each legal set by a binary search on popcounts,
-        so no (B, 70) array is built.
+        Draws k uniformly below the number of legal actions and finds the k-th set
+        bit: popcounts of the four 16-bit words locate its word, and a table of
+        "k-th set bit of a 16-bit word" its place, so no (B, 70) array is built.
         """
-        st = self.state
-        x = st.legal.copy()
-        k = (rng.random(self.batch_size) * np.bitwise_count(x)).astype(np.uint64)
-        pos = np.zeros(self.batch_size, np.uint64)
-        for width in (32, 16, 8, 4, 2, 1):
-            w = np.uint64(width)
-            low = x & np.uint64((1 << width) - 1)
-            count = np.bitwise_count(low).astype(np.uint64)
-            high = k >= count
-            k -= np.where(high, count, np.uint64(0))
-            x = np.where(high, x >> w, low)
-            pos += np.where(high, w, np.uint64(0))
-        actions = pos.astype(np.int64) + PHASE_ACTION_OFFSET[st.phase]
-        return np.where(st.legal == 0, 0, actions)
+        global _SELECT16
+        if _SELECT16 is None:
+            _SELECT16 = _select16_table()
+        st, b = self.state, self.batch_size
+        words = st.legal.view(np.uint16).reshape(b, 4)  # (B, 4) little-endian 16-bit words
+        count = np.bitwise_count(words)  # (B, 4) uint8
+        upto0 = count[:, 0]
+        upto1 = upto0 + count[:, 1]
+        upto2 = upto1 + count[:, 2]
+        total = upto2 + count[:, 3]  # (B,) legal actions
+        k = (rng.random(b) * total).astype(np.uint8)  # (B,) 0..total-1
+        past0, past1, past2 = k >= upto0, k >= upto1, k >= upto2
+        word = past0.view(np.uint8) + past1.view(np.uint8) + past2.view(np.uint8)  # (B,) 0..3
+        before = np.where(past2, upto2, np.where(past1, upto1, np.where(past0, upto0, 0)))
+        chunk = words.reshape(-1).take(self._all * 4 + word).astype(np.int64)
+        bit = _SELECT16.take(chunk * 16 + (k - before))
+        actions = word.astype(np.int64) * 16 + bit + PHASE_ACTION_OFFSET.take(st.phase)
+        return np.where(total == 0, 0, actions)
 
 
 def action_str(action: int) -> str:

@@ -68,6 +68,7 @@ class State:
     trick_size: np.ndarray  # (B,) int8: cards in the current trick
     led_suit: np.ndarray  # (B,) int8: suit led to the current trick (-1 before the lead)
     current_trick: np.ndarray  # (B, P) int8: card each seat played to the trick in progress; -1
+    trick_mask: np.ndarray  # (B,) uint64: the same cards as a set
     trick_cards: np.ndarray  # (B, T, P) int8: card each seat played to each completed trick; -1
     trick_leader: np.ndarray  # (B, T) int8: seat that led each trick; -1 = not started
     trick_winner: np.ndarray  # (B, T) int8: seat that won each trick; -1 = not finished
@@ -122,6 +123,7 @@ class State:
             trick_size=np.zeros(b, np.int8),
             led_suit=np.full(b, -1, np.int8),
             current_trick=np.full((b, p), -1, np.int8),
+            trick_mask=np.zeros(b, np.uint64),
             trick_cards=np.full((b, t, p), -1, np.int8),
             trick_leader=np.full((b, t), -1, np.int8),
             trick_winner=np.full((b, t), -1, np.int8),
