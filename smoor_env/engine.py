@@ -228,7 +228,7 @@ class Engine:
         # each 64-bit output gives two 32-bit draws for a Fisher-Yates shuffle.
         with np.errstate(over="ignore"):
             key = _mix(st.game_key[idx] + st.round_number[idx].astype(np.uint64) * _MIX2)
-            counters = np.arange(1, size // 2 + 1, dtype=np.uint64) * _GOLDEN  # (N/2,)
+            counters = np.arange(1, (size + 1) // 2 + 1, dtype=np.uint64) * _GOLDEN  # (N/2,)
             words = _mix(counters[:, None] + key)  # (N/2, n) uint64
         halves = (words >> np.uint64(32), words & np.uint64(0xFFFFFFFF))  # 2 x (N/2, n)
         # Deck positions first, games second, so each position is one contiguous row.
