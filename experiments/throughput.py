@@ -69,23 +69,37 @@ def measure(rules: Rules, batch: int, seconds: float, seed: int,
     engine = Engine(rules, batch)
     rng = np.random.default_rng(seed)
     engine.reset(seed)  # warm-up (tables, allocations)
+    engine.sample_legal(rng)
     rounds = actions = batches = 0
-    start = time.perf_counter()
+    spent = dict.fromkeys(("reset", "sample", "mask", "step"), 0.0)  # where the time goes
+    clock = time.perf_counter
+    start = clock()
     while True:
+        t0 = clock()
         engine.reset(seed, game_ids=np.arange(batches * batch, (batches + 1) * batch))
+        spent["reset"] += clock() - t0
         state = engine.state
         while not state.match_over.all():
+            t0 = clock()
             if with_mask:
                 engine.legal_mask  # noqa: B018 - built for its cost
+            t1 = clock()
+            action = engine.sample_legal(rng)
+            t2 = clock()
+            engine.step(action)
+            t3 = clock()
+            spent["mask"] += t1 - t0
+            spent["sample"] += t2 - t1
+            spent["step"] += t3 - t2
             actions += batch - int(np.count_nonzero(state.match_over))
-            engine.step(engine.sample_legal(rng))
             rounds += int(np.count_nonzero(state.round_over))
         batches += 1
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed >= seconds:
             break
     return {"rounds_per_s": rounds / elapsed, "actions_per_s": actions / elapsed,
-            "rounds": rounds, "actions": actions, "seconds": elapsed}
+            "rounds": rounds, "actions": actions, "seconds": elapsed,
+            "share": {k: v / elapsed for k, v in spent.items()}}
 
 
 def run(args: Args) -> list[dict]:
@@ -96,10 +110,13 @@ def run(args: Args) -> list[dict]:
         row = {"rules": name, "players": rules.num_players, "batch": batch,
                "mask": with_mask, **result, "options": rules.to_dict()}
         rows.append(row)
+        share = " ".join(f"{100 * v:4.0f}" for v in result["share"].values())
         print(f"{name:32s} {rules.num_players:>7d} {batch:>7d} "
-              f"{row['rounds_per_s']:>14,.0f} {row['actions_per_s']:>16,.0f}", flush=True)
+              f"{row['rounds_per_s']:>12,.0f} {row['actions_per_s']:>12,.0f}   {share}",
+              flush=True)
 
-    print(f"{'rules':32s} {'players':>7s} {'batch':>7s} {'rounds/s':>14s} {'actions/s':>16s}")
+    print(f"{'rules':32s} {'players':>7s} {'batch':>7s} {'rounds/s':>12s} {'actions/s':>12s}"
+          f"   % of time in: reset (deal), sample (random player), mask, step")
     for players in args.players:
         for batch in args.batch_sizes:
             add("Smoorverliefd", Rules(num_players=players, target_score=None), batch)
