@@ -1,5 +1,6 @@
 """smoor-env: batched trick-taking card games (Smoorverliefd and Hearts) for RL and game AI."""
 
+from smoor_env.aec_env import env, raw_env
 from smoor_env.cards import (
     SUIT_SYMBOLS,
     card_rank,
@@ -23,6 +24,8 @@ __all__ = [
     "Rules",
     "State",
     "action_str",
+    "env",
+    "raw_env",
     "card_rank",
     "card_str",
     "card_suit",

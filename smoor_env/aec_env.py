@@ -1,0 +1,184 @@
+"""PettingZoo AEC environment: one Smoorverliefd or Hearts match, one seat acting at a time.
+
+=====================  =====================================================
+Import                 ``from smoor_env import env, raw_env``
+Agents                 ``player_0`` .. ``player_{n-1}`` (the seats, clockwise)
+Actions                ``Discrete(70)``: 0..51 card, 52..65 bid, 66..69 cursed suit
+Observations           ``{"observation": float32 (1076,), "action_mask": int8 (70,)}``
+Episode                one match (``Rules.target_score=None``: one round)
+=====================  =====================================================
+
+Observation space: see ``smoor_env.observation`` for the layout, block by
+block (``observation_slices()`` names the slices). Seats in it are relative to
+the observer, padded to 5, so one policy plays every seat and player count.
+
+Legal actions mask: ``action_mask[a] == 1`` exactly for the legal actions of the
+agent to act (all zeros for the others and once the match is over).
+
+Action space: one id space for every phase — play a card or choose a card to
+pass (Hearts, three single-card actions), bid 0..13 heart cards (Blinde
+Liefde), name the cursed suit (Cupid's Arrow).
+
+Rewards: at the end of every round each seat receives its round points
+(Smoorverliefd; with partners the team's) or minus its penalty points (Hearts).
+``reward_mode="trick"`` gives a denser signal: after every trick each seat
+receives the change of its provisional round score (see
+``observation.provisional_points``), and the rest at the end of the round, so
+a round's rewards add up to the same total.
+
+Illegal actions: ``raw_env`` raises ``ValueError`` naming the action and the
+legal ones, and changes nothing; ``env()`` adds PettingZoo's standard wrappers
+for classic games (an illegal move ends the game with reward -1 for its player).
+
+Reset options: ``{"deal": [[card texts] per seat], "dealer": int}`` plays the
+given deal (and dealer) in the first round, for duplicate deals and replays.
+
+Version history: v0, the first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from smoor_env.engine import Engine, action_str
+from smoor_env.observation import OBSERVATION_SIZE, STATE_SIZE, full_state, observe
+from smoor_env.record import round_record
+from smoor_env.render import render_text
+from smoor_env.reward import Rewards
+from smoor_env.rules import Rules
+from smoor_env.state import NUM_ACTIONS, Phase
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC environment with PettingZoo's standard wrappers for classic games."""
+    wrapped: AECEnv = raw_env(**kwargs)
+    wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
+    """One match of the given ``Rules``; see the module docstring."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "smoorverliefd_v0",
+                "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(self, rules: Rules | None = None, render_mode: str | None = None,
+                 reward_mode: str = "round") -> None:
+        EzPickle.__init__(self, rules, render_mode, reward_mode)
+        super().__init__()
+        self.rules = Rules() if rules is None else rules
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
+                             f"or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        if self.rules.is_hearts:
+            self.metadata = {**self.metadata, "name": "hearts_v0"}
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents = self.possible_agents[:]
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32),
+            "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+        })
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.state_space = spaces.Box(-np.inf, np.inf, (STATE_SIZE,), np.float32)
+        self.engine = Engine(self.rules, 1)
+        self._rewards = Rewards(self.engine, reward_mode)
+        self._rng = np.random.default_rng()
+        self._seed: int | None = None
+        self._records: list[dict] = []
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        engine_seed = int(self._rng.integers(2**63))
+        options = options or {}  # only "deal" and "dealer" are read (PettingZoo passes others)
+        deal = options.get("deal")
+        dealer = options.get("dealer")
+        self.engine.reset(engine_seed, hands=None if deal is None else [deal],
+                          dealers=None if dealer is None else [dealer])
+        self._seed = engine_seed
+        self._records = []
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._rewards.reset()
+        self.agent_selection = self._agent_to_act()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        obs = observe(self.engine, seat)[0]
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        if agent == self.agent_selection and not self.engine.state.match_over[0]:
+            mask[:] = self.engine.legal_mask[0]
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Full information (every hand, the dead pile, every pass), for centralised critics."""
+        return full_state(self.engine)[0]
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        st = self.engine.state
+        mask = self.engine.legal_mask[0]
+        if not (isinstance(action, int | np.integer) and 0 <= action < NUM_ACTIONS
+                and mask[action]):
+            legal = " ".join(action_str(a) for a in np.flatnonzero(mask))
+            raise ValueError(f"illegal action {action!r} ({action_str(int(action))}) by {agent} "
+                             f"in the {Phase(int(st.phase[0])).name.lower()} phase; "
+                             f"legal: {legal}" if isinstance(action, int | np.integer)
+                             else f"action must be an int, got {action!r}")
+        tricks = self._rewards.tricks()
+        self.engine.step(np.array([action]))
+        rewards = self._rewards.after_step(tricks)[0]
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: float(rewards[seat]) for seat, a in enumerate(self.agents)}
+        if st.round_over[0]:
+            self._records.append(round_record(self.engine, 0, self._seed))
+        if st.match_over[0]:
+            self.terminations = dict.fromkeys(self.agents, True)
+        self._accumulate_rewards()
+        self.agent_selection = self._agent_to_act()
+        if self.render_mode == "human":
+            self.render()
+
+    def _agent_to_act(self) -> str:
+        return self.possible_agents[int(self.engine.state.current_player[0])]
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = render_text(self.engine, 0)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    # -------------------------------------------------------------- records
+    def game_record(self) -> list[dict]:
+        """One record per finished round of the current match (see ``smoor_env.record``)."""
+        return list(self._records)
