@@ -13,10 +13,19 @@ Design notes:
 * A step touches every game that is still playing at once; the rarer events (a
   trick completes, a round ends, a phase changes) run on the subset of games
   they concern, still vectorised. No Python loop runs over games or cards.
+* Games that started together stay in lockstep (same phase, same place in the
+  same trick). The engine remembers that (``_lockstep``), and the hot path then
+  writes whole arrays and decides the lead, the trick's end and the next legal
+  sets once for all games; the other paths handle any mix of games.
 * Randomness is counter-based: the deal of round ``r`` of game ``i`` is a hash of
   (seed, game id ``i``, ``r``), so a game is the same alone or in any batch.
 * A step first checks every action and raises ``ValueError`` (naming game,
   seat, action and the legal actions) before it changes anything.
+* Speed: at large B the cost is whole-array passes over memory, so the hot path
+  avoids temporaries (``out=``), short inner axes (column loops instead of
+  (B, P) reductions) and gathers from big tables; at B = 1 it is the number of
+  numpy calls, so the hot path makes few of them and skips whole-batch checks
+  the cached lockstep makes unnecessary.
 """
 
 from __future__ import annotations
@@ -46,50 +55,87 @@ _PENALTY_CARDS = np.uint64(C.HEART_MASK | (1 << 49))
 # as masks: pip points = sum_j 2**j * popcount(hearts won & _PIP_BITS[j]).
 _PIP_BITS = [np.uint64(sum(1 << (26 + r - 2) for r in range(2, 15) if r >> j & 1))
              for j in range(4)]
+_U7, _U27, _U30, _U31, _U32 = (np.uint64(s) for s in (7, 27, 30, 31, 32))  # shift counts
+_LOW32 = np.uint64(0xFFFFFFFF)
 _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), \
     np.uint64(0x9E3779B97F4A7C15)
 
 
 _SUIT_OF = (np.arange(C.NUM_CARDS) // 13).astype(np.int8)  # (52,) suit of each card id
 _NONE = np.int8(-1)
+_ZERO = np.uint64(0)
+# legal_mask: per phase, how far the legal bits move to land on their action ids, as
+# left shifts into word 0 (actions 0..63) and right/left shifts into word 1 (64..127);
+# 64 stands for "nothing" (numpy gives 0 for shifts of 64 or more).
+_MASK_LOW_SHIFT = PHASE_ACTION_OFFSET.astype(np.uint64)
+_MASK_HIGH_RSHIFT = np.array([64 - o if 0 < o < 64 else 64 for o in PHASE_ACTION_OFFSET],
+                             np.uint64)
+_MASK_HIGH_LSHIFT = np.array([o - 64 if o >= 64 else 64 for o in PHASE_ACTION_OFFSET],
+                             np.uint64)
+# (5,) uint64 cards of the led suit, indexed by ``led_suit``: -1 (nobody has led yet) takes
+# the last entry, the empty set, so "follow suit if you can" leaves a leader's hand whole.
+_LED_MASKS = np.append(C.SUIT_MASKS, np.uint64(0))
+# Byte-wise (SWAR) constants: eight 8-bit lanes in one uint64 (or four in a uint32).
+_LANES_1 = np.uint64(0x0101010101010101)  # 1 in every byte: x * _LANES_1 = prefix sums of bytes
+_LANES_HIGH = np.uint64(0x8080808080808080)  # the high bit of every byte
 
 
 def _strength_table(trump_hearts: bool) -> np.ndarray:
-    """(5 * 52,) int8: strength of card c in a trick whose led suit is s, at ``s * 52 + c``.
+    """(5 * 52,) int16: 8 * strength of card c in a trick whose led suit is s, at ``s * 52 + c``.
 
     The highest card of the led suit wins (card ids rise with rank within a suit);
-    with trump_hearts any heart beats every card of another suit; -1 never wins.
-    Row 4 (all -1) is padding so that every index is valid.
+    with trump_hearts any heart beats every card of another suit; strength -1 never
+    wins. Row 4 (all -1) is padding so that every index is valid. The factor 8 leaves
+    the low three bits free for the seat (see ``_finish_trick``).
     """
-    table = np.full((5, C.NUM_CARDS), -1, np.int8)
+    table = np.full((5, C.NUM_CARDS), -1, np.int16)
     cards = np.arange(C.NUM_CARDS)
     for led in range(4):
         table[led] = np.where(np.equal(_SUIT_OF, led), cards % 13, -1)
         if trump_hearts:
             table[led] = np.where(_SUIT_OF == C.HEARTS, 13 + cards % 13, table[led])
-    return table.reshape(-1)
+    return (table * 8).reshape(-1)
 
 
 def _select16_table() -> np.ndarray:
-    """(65536 * 16,) uint8: position of the k-th set bit of a 16-bit word w, at w * 16 + k."""
+    """(16 * 65536,) uint8: position of the k-th set bit of a 16-bit word w, at ``k << 16 | w``."""
     words = np.arange(1 << 16, dtype=np.uint32)
     bits = (words[:, None] >> np.arange(16, dtype=np.uint32)) & 1  # (65536, 16)
     rank = np.cumsum(bits, axis=1) - 1  # rank of each set bit within its word
     word, pos = np.nonzero(bits)
-    table = np.zeros((1 << 16, 16), np.uint8)
-    table[word, rank[word, pos]] = pos
+    table = np.zeros((16, 1 << 16), np.uint8)
+    table[rank[word, pos], word] = pos
     return table.reshape(-1)
 
 
 _SELECT16: np.ndarray | None = None  # built on first use (about 1 MB)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser: a bijective hash of uint64 arrays (wrapping arithmetic)."""
+def _mix(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
+    """splitmix64 finaliser: a bijective hash of uint64 arrays (wrapping arithmetic).
+
+    With ``tmp`` (an array like x) it works in place in x, using tmp as scratch.
+    """
+    out = None if tmp is None else x
     with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        return x ^ (x >> np.uint64(31))
+        for shift, factor in ((_U30, _MIX1), (_U27, _MIX2), (_U31, None)):
+            x = np.bitwise_xor(x, np.right_shift(x, shift, out=tmp), out=out)
+            if factor is not None:
+                x = np.multiply(x, factor, out=out)
+    return x
+
+
+def _byte_rows(a: np.ndarray) -> np.ndarray:
+    """View of an int8 array whose last axis (contiguous) is one opaque item: shape a.shape[:-1]."""
+    return a.view(np.dtype((np.void, a.shape[-1])))[..., 0]
+
+
+def _max_over_seats(x: np.ndarray) -> np.ndarray:
+    """(n,) maximum of each row of x (n, P): column by column (faster than a short-axis max)."""
+    best = x[:, 0].copy()
+    for seat in range(1, x.shape[1]):
+        np.maximum(best, x[:, seat], out=best)
+    return best
 
 
 def _bits(cards: np.ndarray) -> np.ndarray:
@@ -125,7 +171,10 @@ class Engine:
         self._all = np.arange(self.batch_size)  # (B,)
         self._base = self._all * p  # (B,) flat offset of seat 0 of each game in (B, P) arrays
         self._next_seat = np.roll(np.arange(p, dtype=np.int8), -1)  # (P,) seat -> its left
-        self._strength = _strength_table(rules.trump_hearts)  # (5 * 52,) int8
+        # Per seat s: 8 * strength + s of each (led suit, card), so one gather gives the
+        # packed (strength, seat) key of a seat's card (see _finish_trick).
+        strength = _strength_table(rules.trump_hearts)  # (5 * 52,) int16
+        self._trick_keys = [strength + np.int16(seat) for seat in range(p)]  # P x (5 * 52,)
         # Hearts: which cards break hearts when played.
         queen = np.arange(C.NUM_CARDS) == 49
         self._breaks_hearts = (_SUIT_OF == C.HEARTS) | (queen & rules.queen_breaks_hearts)
@@ -141,8 +190,51 @@ class Engine:
         curse = 0b1111 if rules.cursed_suit_may_be_hearts else 0b1011
         self._curse_legal = np.uint64(curse)
         self._bid_legal = np.uint64((1 << 14) - 1)
+        self._ones = np.ones(self.batch_size, np.uint64)  # (B,) for 1 << action
+        # Bids (52..65) and cursed suits (66..69) are the only actions past bit 63 of the
+        # action space; without them every legal set is already the action mask.
+        self._wide_actions = rules.bidding or rules.cupids_arrow
+        # Deal: draw counters, and the free slots of each seat (the dead pile is seat P) as
+        # prefix sums, one byte each: byte j = free slots in seats 0..j (bytes past P: all).
+        deck_size = len(self._deck_cards)
+        self._draw_counters = np.arange(1, (deck_size + 1) // 2 + 1, dtype=np.uint64) * _GOLDEN
+        self._slots_left = [np.uint64(deck_size - i) for i in range(deck_size)]
+        slots = [rules.hand_size] * p + [rules.dead_count]
+        self._free_slots = np.uint64(sum(sum(slots[: j + 1]) << (8 * j) for j in range(8)))
         self.state = State.empty(self.batch_size, p, rules.num_tricks)
         self.state.phase[:] = Phase.OVER  # nothing is legal before reset
+
+    # ------------------------------------------------------------ caches
+    # Two facts about the state are remembered between steps, to spare the hot path a
+    # few whole-batch tests (and numpy calls, which dominate at small batch sizes):
+    #   _lockstep: (trick position, trick index) when every game is live, in the play
+    #       phase and at that same place; None when unknown or not so.
+    #   _round_over_clear: state.round_over is known to be all False.
+    # Only the engine writes the state; assigning ``engine.state`` forgets both.
+    @property
+    def state(self) -> State:
+        """The ``State`` of the B games (mutated in place by ``reset`` and ``step``)."""
+        return self._state
+
+    @state.setter
+    def state(self, state: State) -> None:
+        self._state = state
+        self._lockstep: tuple[int, int] | None = None
+        self._round_over_clear = False
+
+    def _find_lockstep(self) -> tuple[int, int] | None:
+        """(trick position, trick index) shared by every game if all are live and playing."""
+        st = self.state
+        pos, trick = int(st.trick_size[0]), int(st.trick_index[0])
+        if ((st.phase == Phase.PLAY).all() and not st.match_over.any()
+                and (st.trick_size == pos).all() and (st.trick_index == trick).all()):
+            self._lockstep = (pos, trick)
+        return self._lockstep
+
+    def _clear_round_over(self) -> None:
+        if not self._round_over_clear:
+            self.state.round_over[:] = False
+            self._round_over_clear = True
 
     # ------------------------------------------------------------------ reset
     def reset(
@@ -208,7 +300,12 @@ class Engine:
             seen: set[int] = set()
             for seat, hand in enumerate(deal):
                 ids = C.parse_cards(hand) if isinstance(hand, str) else [
-                    C.parse_card(c) if isinstance(c, str) else int(c) for c in hand]
+                    C.parse_card(c) if isinstance(c, str) else c for c in hand]
+                for c in ids:  # int(0.5) would silently be 2C
+                    if isinstance(c, bool) or not isinstance(c, int | np.integer):
+                        raise ValueError(f"game {g}, seat {seat}: card {c!r} is not a card "
+                                         f"id (an int) or card text")
+                ids = [int(c) for c in ids]
                 if len(ids) != n:
                     raise ValueError(f"game {g}, seat {seat}: a hand has {n} cards, got {len(ids)}")
                 for c in ids:
@@ -220,66 +317,93 @@ class Engine:
                 out[g, seat] = np.uint64(C.mask_of(ids))
         return out
 
-    def _deal(self, idx: np.ndarray) -> np.ndarray:
-        """Shuffled hands (n, P) uint64 for games idx, dealt one at a time from left of dealer."""
-        st, p, n = self.state, self._players, self.rules.hand_size
-        size, games = len(self._deck_cards), len(idx)
-        # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r):
-        # each 64-bit output gives two 32-bit draws for a Fisher-Yates shuffle.
+    def _deal(self, rows: np.ndarray | slice, games: int) -> np.ndarray:
+        """Uniformly random hands (games, P) uint64 for the games ``rows``.
+
+        Card by card, each card of the deck goes to a free slot chosen uniformly among
+        all free slots (the P hands and the dead pile): every split of the deck into
+        hands and dead pile is equally likely, as with a shuffle dealt out (and the seat
+        the dealing starts from does not matter). This needs one draw and a dozen
+        whole-batch operations per card, with no gather or scatter, and the card's
+        seat is found by comparing the draw with the prefix sums of free slots, one
+        byte per seat, all at once (byte-wise "SWAR" arithmetic in a uint64).
+        """
+        st, p = self.state, self._players
         with np.errstate(over="ignore"):
-            key = _mix(st.game_key[idx] + st.round_number[idx].astype(np.uint64) * _MIX2)
-            counters = np.arange(1, (size + 1) // 2 + 1, dtype=np.uint64) * _GOLDEN  # (N/2,)
-            words = _mix(counters[:, None] + key)  # (N/2, n) uint64
-        halves = (words >> np.uint64(32), words & np.uint64(0xFFFFFFFF))  # 2 x (N/2, n)
-        # Deck positions first, games second, so each position is one contiguous row.
-        deck = np.repeat(self._deck_cards[:, None], games, axis=1)  # (N, n) card ids
-        flat = deck.reshape(-1)
-        column = np.arange(games)
-        for i in range(size - 1, 0, -1):  # swap position i with a uniform j in 0..i
-            draw = halves[i % 2][i // 2]  # (n,) uniform 32-bit
-            at = ((draw * np.uint64(i + 1)) >> np.uint64(32)).astype(np.int64) * games + column
-            card = deck[i].copy()
-            deck[i] = flat.take(at)
-            flat[at] = card
-        # The card at position j goes to the seat j % P places left of the dealer's left.
-        dealt = C.CARD_BITS.take(deck[: n * p]).reshape(n, p, games)
-        by_turn = np.bitwise_or.reduce(dealt, axis=0).T  # (n, P), seat 0 = dealer's left
-        rel = (self._seats[None, :] - st.dealer[idx, None] - 1) % p  # (n, P)
-        return np.take_along_axis(by_turn, rel, axis=1)
+            # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r):
+            # each 64-bit output gives two 32-bit draws, for two cards.
+            key = _mix(st.game_key[rows] + st.round_number[rows].astype(np.uint64) * _MIX2)
+            upto = np.full(games, self._free_slots)  # (games,) byte j: free slots in seats 0..j
+            # Seat of each card id (0xFF: not in the deck), game by game so that the
+            # packing below reads whole rows; written one (strided) column per card.
+            seat_of = np.full((games, 64), 0xFF, np.uint8)
+            # Large batches work in place (out=, no allocation per card); for a few games
+            # fresh small arrays are cheaper than numpy's in-place machinery.
+            big = games >= 64
+            word, slot, tmp = (np.empty(games, np.uint64) if big else None for _ in range(3))
+            seat = np.empty(games, np.uint8) if big else None
+            for i, card in enumerate(self._deck_cards.tolist()):
+                if i % 2 == 0:  # a fresh 64-bit word, made and used while in cache
+                    word = _mix(np.add(key, self._draw_counters[i // 2], out=word), tmp)
+                    draw = np.right_shift(word, _U32, out=slot)
+                else:
+                    draw = np.bitwise_and(word, _LOW32, out=slot)
+                # `left` free slots remain in every game: a uniform slot 0..left-1.
+                draw = np.multiply(draw, self._slots_left[i], out=slot)
+                draw = np.right_shift(draw, _U32, out=slot)
+                # Byte j of `ge` becomes 0x80 iff slot >= upto_j (all values < 128, so no
+                # borrow crosses bytes); the seat is the number of such bytes.
+                ge = np.multiply(draw, _LANES_1, out=slot)
+                ge = np.bitwise_or(ge, _LANES_HIGH, out=slot)
+                ge = np.subtract(ge, upto, out=slot)
+                ge = np.bitwise_and(ge, _LANES_HIGH, out=slot)
+                seat_of[:, card] = np.bitwise_count(ge, out=seat)
+                # One slot fewer in that seat and after: 1 off every byte j >= seat.
+                ge = np.right_shift(ge, _U7, out=slot)  # 0x01 in the bytes j < seat
+                upto = np.add(upto, ge, out=upto if big else None)
+                upto = np.subtract(upto, _LANES_1, out=upto if big else None)
+        # Bit c of seat s's hand = (seat_of[c] == s): packbits turns 64 flags into 8 bytes.
+        hands = np.empty((games, p), np.uint64)
+        for s in range(p):
+            packed = np.packbits(seat_of == s, axis=1, bitorder="little")  # (games, 8) uint8
+            hands[:, s] = packed.view(np.uint64)[:, 0]
+        return hands
 
     # ------------------------------------------------------------- round flow
     def _start_round(self, idx: np.ndarray, given: np.ndarray | None = None) -> None:
         """Deal round ``round_number`` for games idx and enter its first phase."""
         st, p = self.state, self._players
-        hands = self._deal(idx) if given is None else given
-        st.hands[idx] = hands
-        st.dealt[idx] = hands
-        st.dead[idx] = self._deck & ~np.bitwise_or.reduce(hands, axis=1)
-        st.won[idx] = 0
-        st.played[idx] = 0
-        st.passes[idx] = -1
-        st.pass_out[idx] = 0
-        st.cursed_suit[idx] = -1
-        st.bids[idx] = -1
-        st.hearts_broken[idx] = False
-        st.trick_index[idx] = 0
-        st.trick_size[idx] = 0
-        st.led_suit[idx] = -1
-        st.trick_cards[idx] = -1
-        st.current_trick[idx] = -1
-        st.trick_mask[idx] = 0
-        st.trick_leader[idx] = -1
-        st.trick_winner[idx] = -1
-        left = (st.dealer[idx] + 1) % p
-        offset = self._pass_cycle[(st.round_number[idx] - 1) % len(self._pass_cycle)]
+        rows = slice(None) if idx is self._all else idx  # a slice writes faster
+        hands = self._deal(rows, len(idx)) if given is None else given
+        st.hands[rows] = hands
+        st.dealt[rows] = hands
+        st.dead[rows] = self._deck & ~np.bitwise_or.reduce(hands, axis=1)
+        st.won[rows] = 0
+        st.played[rows] = 0
+        st.passes[rows] = -1
+        st.pass_out[rows] = 0
+        st.cursed_suit[rows] = -1
+        st.bids[rows] = -1
+        st.hearts_broken[rows] = False
+        st.trick_index[rows] = 0
+        st.trick_size[rows] = 0
+        st.led_suit[rows] = -1
+        st.trick_cards[rows] = -1
+        st.current_trick[rows] = -1
+        st.trick_mask[rows] = 0
+        st.trick_leader[rows] = -1
+        st.trick_winner[rows] = -1
+        left = (st.dealer[rows] + 1) % p
+        offset = self._pass_cycle[(st.round_number[rows] - 1) % len(self._pass_cycle)]
         passing = offset != 0
-        cursing = np.full(len(idx), self.rules.cupids_arrow) & (st.round_number[idx] >= 2)
+        cursing = np.full(len(idx), self.rules.cupids_arrow) & (st.round_number[rows] >= 2)
         # Phases in RULES.md order: pass, curse, bid, play.
-        st.phase[idx] = np.where(passing, Phase.PASS, np.where(
+        st.phase[rows] = np.where(passing, Phase.PASS, np.where(
             cursing, Phase.CURSE, Phase.BID if self.rules.bidding else Phase.PLAY))
-        st.current_player[idx] = np.where(cursing & ~passing, st.dealer[idx], left)
-        self._begin_play(idx[st.phase[idx] == Phase.PLAY])
+        st.current_player[rows] = np.where(cursing & ~passing, st.dealer[rows], left)
+        self._begin_play(idx[st.phase[rows] == Phase.PLAY])
         self._update_legal(idx)
+        self._lockstep = None  # the next step looks again
 
     def _begin_play(self, idx: np.ndarray) -> None:
         """First lead of the round: left of the dealer; in Hearts the holder of 2C (3C)."""
@@ -303,47 +427,64 @@ class Engine:
         legal = np.where(phase == Phase.CURSE, self._curse_legal, legal)
         st.legal[idx] = legal
 
-    def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray) -> np.ndarray:
-        """(n,) uint64 legal cards of the player to act in games ``rows`` (play phase)."""
+    def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray,
+                    leading: np.ndarray | bool | None = None,
+                    first: np.ndarray | bool | None = None) -> np.ndarray:
+        """(n,) uint64 legal cards of the player to act in games ``rows`` (play phase).
+
+        ``leading`` (nobody has played to the trick yet) and ``first`` (it is the first
+        trick) are read from the state, or given as Python bools when they are the same
+        for every game (lockstep), which skips the work they make pointless.
+        """
         st = self.state
-        size = st.trick_size[rows]
-        leading = size == 0
-        follow = hand & C.SUIT_MASKS.take(st.led_suit[rows])  # led_suit -1 (leading): ignored
-        legal = np.where(leading | (follow == 0), hand, follow)
+        if leading is True:
+            follow, legal = _ZERO, hand
+        else:
+            follow = hand & _LED_MASKS.take(st.led_suit[rows])  # (n,) empty while leading
+            legal = np.where(follow, follow, hand)  # follow suit if you can
         if not self.rules.is_hearts:
             return legal
-        # Hearts. First trick: the opening card is led; a player who cannot follow
-        # may not play a heart or QS unless nothing else is left (QS never, by option).
-        first = st.trick_index[rows] == 0
-        opening = np.uint64(1 << self._opening_card)
-        clean = hand & ~_PENALTY_CARDS
-        if self.rules.queen_never_first_trick:
-            fallback = np.where(hand & ~_QS != 0, hand & ~_QS, hand)
-        else:
-            fallback = hand
-        void_first = np.where(clean != 0, clean, fallback)
-        legal = np.where(first & ~leading & (follow == 0), void_first, legal)
-        legal = np.where(first & leading, opening, legal)
-        # Hearts may not be led until broken, unless the leader holds only hearts.
-        no_hearts = hand & ~_HEARTS
-        unbroken_lead = leading & ~first & ~st.hearts_broken[rows] & (no_hearts != 0)
-        return np.where(unbroken_lead, no_hearts, legal)
+        leading = st.trick_size[rows] == 0 if leading is None else np.bool_(leading)
+        first = st.trick_index[rows] == 0 if first is None else np.bool_(first)
+        if np.any(first):
+            # Hearts. First trick: the opening card is led; a player who cannot follow
+            # may not play a heart or QS unless nothing else is left (QS never, by option).
+            opening = np.uint64(1 << self._opening_card)
+            clean = hand & ~_PENALTY_CARDS
+            if self.rules.queen_never_first_trick:
+                fallback = np.where(hand & ~_QS != 0, hand & ~_QS, hand)
+            else:
+                fallback = hand
+            void_first = np.where(clean != 0, clean, fallback)
+            legal = np.where(first & ~leading & (follow == 0), void_first, legal)
+            legal = np.where(first & leading, opening, legal)
+        if np.any(leading & ~first):
+            # Hearts may not be led until broken, unless the leader holds only hearts.
+            no_hearts = hand & ~_HEARTS
+            unbroken_lead = leading & ~first & ~st.hearts_broken[rows] & (no_hearts != 0)
+            legal = np.where(unbroken_lead, no_hearts, legal)
+        return legal
 
     # ------------------------------------------------------------------- step
     @property
     def legal_mask(self) -> np.ndarray:
-        """(B, 70) bool: exactly the legal actions of each game (all False once over)."""
-        st = self.state
-        bits = np.unpackbits(st.legal.view(np.uint8).reshape(-1, 8), axis=1,
-                             bitorder="little").view(bool)  # (B, 64)
-        mask = np.zeros((self.batch_size, NUM_ACTIONS), bool)
-        mask[:, : C.NUM_CARDS] = bits[:, : C.NUM_CARDS]
-        for phase, offset, width in ((Phase.BID, BID_OFFSET, 14), (Phase.CURSE, CURSE_OFFSET, 4)):
-            rows = st.phase == phase
-            if rows.any():
-                mask[rows] = False
-                mask[rows, offset: offset + width] = bits[rows, :width]
-        return mask
+        """(B, 70) bool: exactly the legal actions of each game (all False once over).
+
+        ``state.legal`` is relative to the phase's first action; shifted by it into a
+        128-bit action set (two uint64 words), one ``unpackbits`` makes the mask.
+        """
+        st, b = self.state, self.batch_size
+        if self._wide_actions:  # bids and cursed suits: a second word for actions 64..127
+            phase = st.phase
+            words = np.empty((b, 2), np.uint64)  # (B, 2): actions 0..63, 64..127
+            words[:, 0] = st.legal << _MASK_LOW_SHIFT.take(phase)
+            # Shifts of 64 or more give 0 in numpy, so exactly one of these two is used.
+            words[:, 1] = ((st.legal >> _MASK_HIGH_RSHIFT.take(phase))
+                           | (st.legal << _MASK_HIGH_LSHIFT.take(phase)))
+        else:  # every legal set is a set of cards (actions 0..51)
+            words = st.legal
+        return np.unpackbits(words.view(np.uint8).reshape(b, -1), axis=1, count=NUM_ACTIONS,
+                             bitorder="little").view(bool)
 
     @property
     def current_player(self) -> np.ndarray:
@@ -367,17 +508,19 @@ class Engine:
         """
         st = self.state
         a = self._check_shape(actions)
-        if not st.match_over.any() and (st.phase == Phase.PLAY).all():
-            # The hot path: every game plays a card; one check of every card at once.
-            if a.min() >= 0 and a.max() < C.NUM_CARDS:
-                bit = C.CARD_BITS.take(a)  # (B,) uint64
-                if ((st.legal & bit) != 0).all():
-                    st.round_over[:] = False
-                    self._play(self._all, a, bit)
-                    return st
+        lock = self._lockstep if self._lockstep is not None else self._find_lockstep()
+        if lock is not None:
+            # The hot path: every game plays a card at the same place in its trick. A
+            # play-phase legal set holds only card bits, and 1 << a is 0 for a >= 64 or
+            # a < 0 (a huge uint64), so this one test checks range and legality at once.
+            bit = np.left_shift(self._ones, a.view(np.uint64))  # (B,) uint64
+            if np.count_nonzero(np.bitwise_and(st.legal, bit)) == self.batch_size:
+                self._clear_round_over()
+                self._play(self._all, a, bit, lock)
+                return st
             self._raise_illegal(a)
         a = self._check_legal(a)
-        st.round_over[:] = False
+        self._clear_round_over()
         # Group the games by phase before any handler runs: a game that changes
         # phase during this step must not be handled twice.
         phase = np.where(st.match_over, Phase.OVER, st.phase)
@@ -390,13 +533,14 @@ class Engine:
         return st
 
     def _check_shape(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """The actions as a (B,) int64 array; ValueError on a wrong shape or type."""
         a = np.asarray(actions)
         if a.shape != (self.batch_size,):
             raise ValueError(f"actions must have shape ({self.batch_size},) (one per game), "
                              f"got {a.shape}")
-        if not np.issubdtype(a.dtype, np.integer):
+        if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {a.dtype}")
-        if self.state.match_over.all():
+        if self._lockstep is None and self.state.match_over.all():
             raise ValueError("every match in the batch is over; call reset() first")
         return a.astype(np.int64, copy=False)
 
@@ -429,30 +573,53 @@ class Engine:
                 f"legal: {' '.join(action_str(x) for x in legal)}")
 
     # ---------------------------------------------------------------- phases
-    def _play(self, idx: np.ndarray, card: np.ndarray, bit: np.ndarray | None = None) -> None:
+    def _play(self, idx: np.ndarray, card: np.ndarray, bit: np.ndarray | None = None,
+              lock: tuple[int, int] | None = None) -> None:
         """Play one card in games idx (all in the play phase).
 
-        Written for the lockstep case: when every game of idx is at the same
-        position in its trick (always so when a batch starts together), the lead,
-        the trick's end and the next legal sets are decided once for all.
+        ``lock`` = (trick position, trick index) when idx is every game and all are at
+        that place (the usual case: a batch that starts together stays in lockstep):
+        then the lead, the trick's end and the next legal sets are decided once for
+        all, and whole arrays are written instead of indexed rows.
         """
         st, p = self.state, self._players
         everyone = idx is self._all
         rows = slice(None) if everyone else idx  # views instead of copies on the hot path
         base = self._base if everyone else idx * p  # (n,) flat offset of seat 0
         bit = C.CARD_BITS.take(card) if bit is None else bit  # (n,) uint64
-        seat = st.current_player[rows].copy()  # (n,) int8
-        at = base + seat
+        seat = st.current_player[rows]  # (n,) int8 (a view when everyone: read it first)
+        at = base + seat  # (n,) int64 flat index of (game, seat) in (B, P) arrays
         hands = st.hands.reshape(-1)
         hands[at] = hands.take(at) ^ bit
-        st.played[rows] |= bit
-        st.trick_mask[rows] |= bit
-        st.current_trick.reshape(-1)[at] = card
+        if everyone:
+            np.bitwise_or(st.played, bit, out=st.played)
+            np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
+        else:
+            st.played[idx] |= bit
+            st.trick_mask[idx] |= bit
+        st.current_trick.reshape(-1)[at] = card.astype(np.int8)  # (cast first: faster)
         if self.rules.is_hearts:
             st.hearts_broken[rows] |= self._breaks_hearts.take(card)
+        if lock is not None:
+            pos, trick = lock
+            if pos == 0:
+                self._lead(idx, rows, seat, card, trick)
+            if pos + 1 < p:
+                st.trick_size.fill(pos + 1)
+                self._next_seat.take(seat, out=st.current_player)
+                self._lockstep = (pos + 1, trick)
+            else:
+                st.trick_size.fill(0)
+                self._finish_trick(idx, trick)  # the winner leads next
+                if trick + 1 == self.rules.num_tricks:
+                    return  # the round ended: _end_round set the legal sets
+                trick += 1
+            hand = hands.take(base + st.current_player)  # (B,) hand of the player to act
+            st.legal[:] = self._play_legal(rows, hand, pos + 1 == p, trick == 0)
+            return
         size = st.trick_size[rows]  # (n,) cards already in the trick
         first = int(size[0])
-        if (size == first).all():  # lockstep: one position for all
+        if (size == first).all():  # the same position in every game of idx
             if first == 0:
                 self._lead(idx, rows, seat, card)
             if first + 1 == p:
@@ -471,53 +638,71 @@ class Engine:
             st.current_player[rows] = self._next_seat.take(seat)
             if done.any():
                 self._finish_trick(idx[done])  # the winner leads next
-        if everyone and not st.round_over.any():
-            hand = hands.take(base + st.current_player)
-            st.legal[:] = self._play_legal(rows, hand)
-        else:
-            self._update_legal(idx)
+        self._update_legal(idx)
 
     def _lead(self, idx: np.ndarray, rows: np.ndarray | slice, seat: np.ndarray,
-              card: np.ndarray) -> None:
-        """The first card of a trick sets the led suit and the trick's leader."""
+              card: np.ndarray, trick: int | None = None) -> None:
+        """The first card of a trick sets the led suit and the trick's leader.
+
+        ``trick``: the trick index when idx is every game and all play the same trick.
+        """
         st = self.state
         st.led_suit[rows] = _SUIT_OF.take(card)
-        trick = st.trick_index[rows]
-        st.trick_leader.reshape(-1)[idx * self.rules.num_tricks + trick] = seat
+        if trick is not None:
+            st.trick_leader[:, trick] = seat
+        else:
+            at = idx * self.rules.num_tricks + st.trick_index[rows]
+            st.trick_leader.reshape(-1)[at] = seat
 
-    def _finish_trick(self, idx: np.ndarray) -> None:
-        """Games idx have a full trick: find its winner, who takes the cards and leads."""
+    def _finish_trick(self, idx: np.ndarray, trick: int | None = None) -> None:
+        """Games idx have a full trick: find its winner, who takes the cards and leads.
+
+        ``trick``: the trick index when idx is every game and all play the same trick.
+        """
         st, p, t = self.state, self._players, self.rules.num_tricks
-        rows = slice(None) if idx is self._all else idx
+        everyone = idx is self._all
+        rows = slice(None) if everyone else idx
         cards = st.current_trick[rows]  # (n, P) int8 card by seat
-        led = st.led_suit[rows].astype(np.int64)
-        strength = self._strength.take(led[:, None] * C.NUM_CARDS + cards)  # (n, P) int8
-        # Winner = seat of the strongest card: pack (strength, seat) and take the maximum
-        # column by column (faster than argmax along a short axis).
-        key = strength.astype(np.int16) * 8 + self._seats.astype(np.int16)  # (n, P)
-        best = key[:, 0]
+        led = st.led_suit[rows] * np.int64(C.NUM_CARDS)  # (n,) row of the strength table
+        # Winner = seat of the strongest card: (strength, seat) packed into one int16 key
+        # (8 * strength + seat) whose maximum names the winner. One seat (column) at a
+        # time: whole (n,) arrays, no short inner axis.
+        best = self._trick_keys[0].take(led + cards[:, 0])  # (n,) int16
         for seat in range(1, p):
-            best = np.maximum(best, key[:, seat])
-        winner = (best & 7).astype(np.int64)  # (n,) seat
-        at = idx * p + winner
+            np.maximum(best, self._trick_keys[seat].take(led + cards[:, seat]), out=best)
+        winner = best & 7  # (n,) int16 seat
+        at = (self._base if everyone else idx * p) + winner
         won = st.won.reshape(-1)
         won[at] = won.take(at) | st.trick_mask[rows]
-        trick = st.trick_index[rows].copy()  # (a view on the hot path; updated below)
-        if (trick == trick[0]).all():  # lockstep: the same trick everywhere
-            st.trick_cards[rows, int(trick[0])] = cards
-            st.trick_winner[rows, int(trick[0])] = winner
+        if trick is None:
+            trick = st.trick_index[rows].copy()  # (n,)
+            if (trick == trick[0]).all():  # the same trick everywhere
+                trick = int(trick[0])
+        # A trick's P cards copied as one opaque P-byte item each: much faster than a
+        # (n, P) copy with a short inner axis.
+        trick_cards, cards = _byte_rows(st.trick_cards), _byte_rows(cards)  # (B, T), (n,)
+        if isinstance(trick, int):
+            trick_cards[rows, trick] = cards
+            st.trick_winner[rows, trick] = winner
         else:
             slot = idx * t + trick  # (n,) flat index of this trick in (B, T) arrays
-            st.trick_cards.reshape(-1, p)[slot] = cards
+            trick_cards.reshape(-1)[slot] = cards
             st.trick_winner.reshape(-1)[slot] = winner
         st.trick_mask[rows] = 0
         st.current_trick[rows] = -1
         st.current_player[rows] = winner
         st.led_suit[rows] = -1
         st.trick_index[rows] = trick + 1
-        ended = trick + 1 == t
-        if ended.any():
-            self._end_round(idx[ended])
+        if everyone and isinstance(trick, int):
+            self._lockstep = (0, trick + 1)
+            if trick + 1 == t:
+                self._end_round(idx)
+        else:
+            ended = np.asarray(trick + 1 == t)
+            if ended.all():
+                self._end_round(idx)
+            elif ended.any():
+                self._end_round(idx[ended])
 
     def _pass(self, idx: np.ndarray, card: np.ndarray) -> None:
         """Hearts: the current player chooses one card to pass (three each, in turn)."""
@@ -565,19 +750,22 @@ class Engine:
     def _end_round(self, idx: np.ndarray) -> None:
         """Score the round of games idx, decide the match, and deal the next round."""
         st, rules = self.state, self.rules
+        rows = slice(None) if idx is self._all else idx  # a slice copies faster
+        self._lockstep = None
+        self._round_over_clear = False
         for name in ROUND_RECORD_FIELDS:
-            st.finished[name][idx] = getattr(st, name)[idx]
-        points = self.round_score(st.won[idx], st.dead[idx], st.bids[idx], st.cursed_suit[idx])
-        st.round_points[idx] = points
-        totals = st.totals[idx] + points
-        st.totals[idx] = totals
-        st.round_over[idx] = True
+            st.finished[name][rows] = getattr(st, name)[rows]
+        points = self.round_score(st.won[rows], st.dead[rows], st.bids[rows],
+                                  st.cursed_suit[rows])
+        st.round_points[rows] = points
+        totals = st.totals[rows] + points
+        st.totals[rows] = totals
+        st.round_over[rows] = True
         # Hearts counts penalty points: lowest is best.
         sign = -1 if rules.is_hearts else 1
-        st.round_winners[idx] = sign * points == (sign * points).max(axis=1, keepdims=True)
-        best = (sign * totals).max(axis=1, keepdims=True)
-        leaders = sign * totals == best  # (n, P) seats on the best total
-        rounds = st.round_number[idx]
+        st.round_winners[rows] = sign * points == _max_over_seats(sign * points)[:, None]
+        leaders = sign * totals == _max_over_seats(sign * totals)[:, None]  # (n, P) best total
+        rounds = st.round_number[rows]
         if rules.target_score is None:
             over = np.ones(len(idx), bool)
         else:
@@ -586,11 +774,14 @@ class Engine:
             unique = leaders.sum(axis=1) == self._side_size
             over = reached if rules.is_hearts else reached & unique
         over |= rounds >= rules.max_rounds
-        ended = idx[over]
+        everyone_over = over.all()
+        ended = rows if everyone_over else idx[over]
         st.match_over[ended] = True
-        st.winners[ended] = leaders[over]
+        st.winners[ended] = leaders if everyone_over else leaders[over]
         st.phase[ended] = Phase.OVER
         st.legal[ended] = 0
+        if everyone_over:
+            return
         going = idx[~over]
         if len(going):
             st.dealer[going] = self._next_dealer(going)
@@ -655,27 +846,46 @@ class Engine:
         """(B,) int64 uniformly random legal action of each game (0 where the match is over).
 
         Draws k uniformly below the number of legal actions and finds the k-th set
-        bit: popcounts of the four 16-bit words locate its word, and a table of
-        "k-th set bit of a 16-bit word" its place, so no (B, 70) array is built.
+        bit: the popcounts of the four 16-bit words of the legal set, as the four
+        bytes of a uint32, give their prefix sums with one multiplication; comparing
+        k with those bytes all at once locates the word, and a table of "k-th set bit
+        of a 16-bit word" the place. No (B, 70) array and no nested ``where``.
         """
         global _SELECT16
         if _SELECT16 is None:
             _SELECT16 = _select16_table()
         st, b = self.state, self.batch_size
-        words = st.legal.view(np.uint16).reshape(b, 4)  # (B, 4) little-endian 16-bit words
-        count = np.bitwise_count(words)  # (B, 4) uint8
-        upto0 = count[:, 0]
-        upto1 = upto0 + count[:, 1]
-        upto2 = upto1 + count[:, 2]
-        total = upto2 + count[:, 3]  # (B,) legal actions
-        k = (rng.random(b) * total).astype(np.uint8)  # (B,) 0..total-1
-        past0, past1, past2 = k >= upto0, k >= upto1, k >= upto2
-        word = past0.view(np.uint8) + past1.view(np.uint8) + past2.view(np.uint8)  # (B,) 0..3
-        before = np.where(past2, upto2, np.where(past1, upto1, np.where(past0, upto0, 0)))
-        chunk = words.reshape(-1).take(self._all * 4 + word).astype(np.int64)
-        bit = _SELECT16.take(chunk * 16 + (k - before))
-        actions = word.astype(np.int64) * 16 + bit + PHASE_ACTION_OFFSET.take(st.phase)
-        return np.where(total == 0, 0, actions)
+        if b == 1:  # the same draw with Python ints: no numpy call overhead
+            legal = st.legal.item()
+            total = legal.bit_count()
+            k = int(rng.random() * total)  # uniform 0..total-1 (one double, as below)
+            for _ in range(k):
+                legal &= legal - 1  # drop the lowest set bit
+            action = (legal & -legal).bit_length() - 1
+            action += int(PHASE_ACTION_OFFSET[st.phase.item()])
+            return np.array([action if total else 0], np.int64)
+        legal = st.legal
+        count = np.bitwise_count(legal.view(np.uint16))  # (4B,) uint8: bits of each word
+        upto = count.view(np.uint32) * np.uint32(0x01010101)  # (B,) byte j: bits in words 0..j
+        total = upto >> np.uint32(24)  # (B,) legal actions
+        k = rng.random(b)
+        k *= total
+        k = k.astype(np.uint32)  # (B,) uniform 0..total-1
+        # Byte j (j < 3) of `ge` has its high bit set iff k >= upto_j (values <= 64, no
+        # borrow across bytes): their number is the word that holds the k-th bit.
+        ge = ((k * np.uint32(0x010101)) | np.uint32(0x808080)) - (upto & np.uint32(0xFFFFFF))
+        word = np.bitwise_count(ge & np.uint32(0x808080))  # (B,) uint8 0..3
+        # Bits before that word: byte word-1 of upto, i.e. byte `word` of upto << 8.
+        shift = word << np.uint8(3)
+        before = ((upto << np.uint32(8)) >> shift) & np.uint32(0xFF)
+        chunk = (legal >> (shift << np.uint8(1)).astype(np.uint64)) & np.uint64(0xFFFF)
+        at = ((k - before) << np.uint32(16)) | chunk.astype(np.uint32)  # (B,) table index
+        actions = ((word << np.uint8(4)) + _SELECT16.take(at)).astype(np.int64)  # (B,) 0..63
+        if self._wide_actions:
+            actions += PHASE_ACTION_OFFSET.take(st.phase)
+        if self._lockstep is None:  # some matches may be over (no legal action): 0
+            actions[total == 0] = 0
+        return actions
 
 
 def action_str(action: int) -> str:

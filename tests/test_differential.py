@@ -5,8 +5,11 @@ random legal actions. Beside it runs one ``RefMatch`` (``tests/reference.py``, w
 independently from RULES.md) per game, dealt the engine's cards at the start of every
 round. After every step, for every live game, the two must agree on the exact legal
 action set, the seat to act, the dealer, the round and the phase, the trick winners so
-far and every hand; at the end of each round on the finished round's trick winners,
-round points, totals and round winners; at the end of the match on the winners.
+far, the trick in progress, every hand and the totals; at the end of each round on the
+finished round's record (deal, dead pile, passes, bids, cursed suit, card of each seat
+in each trick, leaders, winners), round points, totals and round winners; at the end of
+the match on the winners. Events seen (sweeps, moons, ties, ...) are counted, and each
+case lists the events it must produce, so that a case cannot silently lose coverage.
 
 Games of one batch normally move in lockstep (same phase, same place in the trick), and
 the engine has fast paths for that. Staggered cases (``stagger=k``) start game ``g``
@@ -43,7 +46,7 @@ PHASE_NAMES = {
     Phase.OVER: "match_over",
 }
 HEARTS = list(range(26, 39))
-QS, KS, AS, AC, TWO_C = 49, 50, 51, 12, 0
+QS, KS, AS, AC = 49, 50, 51, 12
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,21 @@ def _start_ref_round(ref: RefMatch, st, g: int) -> None:
     ref.start_round(hands, cards_of(st.dead[g]))
 
 
+def _ref_tricks(ref: RefMatch, p: int) -> tuple[list[list[int]], list[int]]:
+    """Card per seat of each trick, and each trick's leader, from the reference's actions."""
+    plays = [(seat, a) for seat, a in ref.actions if a < 52]
+    if ref.passes is not None:
+        plays = plays[3 * p:]  # the three cards each seat chose to pass come first
+    cards, leaders = [], []
+    for t in range(0, len(plays), p):
+        trick = [-1] * p
+        for seat, card in plays[t: t + p]:
+            trick[seat] = card
+        cards.append(trick)
+        leaders.append(plays[t][0])
+    return cards, leaders
+
+
 def _note_first_trick(stats: _Stats, ref: RefMatch, legal: list[int]) -> None:
     """Hearts, first trick, not leading: was a penalty card legal, or QS held back?"""
     penalty = [c for c in legal if c in HEARTS or c == QS]
@@ -408,6 +426,10 @@ def run_differential(rules: Rules, batch: int, seed: int, rig: bool = False,
             assert fin["round_number"][g] == rounds[g], where(g, "finished round number")
             bids = fin["bids"][g].tolist()
             assert bids == [-1 if b is None else b for b in ref.bids], where(g, "bids")
+            cards, leaders = _ref_tricks(ref, rules.num_players)
+            assert fin["trick_cards"][g].tolist() == cards, where(g, "finished trick cards")
+            assert fin["trick_leader"][g].tolist() == leaders, where(g, "trick leaders")
+            assert leaders == ref.trick_leaders, where(g, "reference trick leaders")
             dealt = [mask_of(h) for h in ref.dealt_hands]
             assert fin["dealt"][g].tolist() == dealt, where(g, "finished deal")
             assert int(fin["dead"][g]) == mask_of(ref.dead), where(g, "finished dead pile")
