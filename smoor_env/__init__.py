@@ -16,6 +16,21 @@ from smoor_env.state import NUM_ACTIONS, Phase, State
 
 __version__ = "0.1.0"
 
+
+def _register_gymnasium_ids() -> None:
+    """``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0`` (rules as keyword arguments)."""
+    import gymnasium
+
+    for name, game in (("Smoorverliefd", "smoorverliefd"), ("Hearts", "hearts")):
+        env_id = f"smoor_env/{name}-v0"
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="smoor_env.gym_env:SmoorEnv",
+                               vector_entry_point="smoor_env.gym_env:SmoorVectorEnv",
+                               kwargs={"game": game})
+
+
+_register_gymnasium_ids()
+
 __all__ = [
     "NUM_ACTIONS",
     "SUIT_SYMBOLS",

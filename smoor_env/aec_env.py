@@ -104,9 +104,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        # The engine plays the seed given here (so records name it); later resets
+        # without a seed continue from it.
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        engine_seed = int(self._rng.integers(2**63))
+            engine_seed = int(seed)
+        else:
+            engine_seed = int(self._rng.integers(2**63))
         options = options or {}  # only "deal" and "dealer" are read (PettingZoo passes others)
         deal = options.get("deal")
         dealer = options.get("dealer")

@@ -244,53 +244,92 @@ class Engine:
         game_ids: Sequence[int] | np.ndarray | None = None,
         dealers: Sequence[int] | np.ndarray | None = None,
         hands: Sequence | np.ndarray | None = None,
+        games: Sequence[int] | np.ndarray | None = None,
+        round_number: Sequence[int] | np.ndarray | None = None,
+        totals: Sequence | np.ndarray | None = None,
     ) -> State:
-        """Start B new matches.
+        """Start new matches: all B games, or only ``games`` (the others go on untouched).
 
         Args:
             seed: the seed of the batch. Game ``i`` is determined by (rules, seed,
                 ``game_ids[i]``) alone, whatever the batch size.
-            game_ids: (B,) ints naming each game's random stream; default ``0..B-1``.
-                ``reset(seed, game_ids=[7])`` replays game 7 of a larger batch alone.
-            dealers: (B,) first dealer of each game; default drawn uniformly from the
+            game_ids: (n,) ints naming each started game's random stream; default
+                ``0..B-1`` (or ``games``). ``reset(seed, game_ids=[7])`` replays game 7
+                of a larger batch alone.
+            dealers: (n,) first dealer of each game; default drawn uniformly from the
                 seed (the cut for the highest card).
             hands: the first round's deal instead of a shuffle: per game, per seat,
-                the cards dealt to that seat, as ids (array (B, P, hand size)) or as
+                the cards dealt to that seat, as ids (array (n, P, hand size)) or as
                 text (``[["AH", "TD", ...], ...]`` or ``"AH TD ..."`` per seat). The
                 dead pile is the rest of the deck.
+            games: (n,) indices of the games to start; default every game. Used by
+                vector environments to reset finished games while the others play on.
+            round_number: (n,) number of the first round (default 1), to replay a later
+                round of a match (Cupid's Arrow and Hearts passing depend on it).
+            totals: (n, P) match totals before the first round (default 0).
 
         Returns:
-            The new state (also ``self.state``).
+            The state (also ``self.state``).
         """
         b, p = self.batch_size, self._players
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
             raise TypeError(f"seed must be an int, got {seed!r}")
-        ids = self._all if game_ids is None else np.asarray(game_ids)
-        if ids.shape != (b,) or not np.issubdtype(ids.dtype, np.integer):
-            raise ValueError(f"game_ids must be {b} ints (shape ({b},)), got shape {ids.shape}")
+        rows = None if games is None else np.asarray(games)
+        if rows is not None and (rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer)
+                                 or ((rows < 0) | (rows >= b)).any()
+                                 or len(np.unique(rows)) != len(rows)):
+            raise ValueError(f"games must be distinct game indices 0..{b - 1}, got {games!r}")
+        n = b if rows is None else len(rows)
+        ids = (self._all if rows is None else rows) if game_ids is None else np.asarray(game_ids)
+        if ids.shape != (n,) or not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"game_ids must be {n} ints (shape ({n},)), got shape {ids.shape}")
         seed_key = _mix(np.array([int(seed) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64))[0]
-        game_key = _mix(_mix(ids.astype(np.uint64) * _GOLDEN) ^ seed_key)  # (B,)
+        game_key = _mix(_mix(ids.astype(np.uint64) * _GOLDEN) ^ seed_key)  # (n,)
         if dealers is None:
             first_dealer = (_mix(game_key ^ _GOLDEN) % np.uint64(p)).astype(np.int8)
         else:
             first_dealer = np.asarray(dealers)
-            if first_dealer.shape != (b,) or not np.issubdtype(first_dealer.dtype, np.integer):
-                raise ValueError(f"dealers must be {b} ints (shape ({b},)), "
+            if first_dealer.shape != (n,) or not np.issubdtype(first_dealer.dtype, np.integer):
+                raise ValueError(f"dealers must be {n} ints (shape ({n},)), "
                                  f"got shape {first_dealer.shape}")
             if ((first_dealer < 0) | (first_dealer >= p)).any():
                 raise ValueError(f"dealers must be seats 0..{p - 1}, got {first_dealer.tolist()}")
             first_dealer = first_dealer.astype(np.int8)
-        given = None if hands is None else self._check_hands(hands)
-        state = State.empty(b, p, self.rules.num_tricks)
+        first_round = np.ones(n, np.int16)
+        if round_number is not None:
+            first_round = np.asarray(round_number)
+            if (first_round.shape != (n,) or not np.issubdtype(first_round.dtype, np.integer)
+                    or ((first_round < 1) | (first_round > self.rules.max_rounds)).any()):
+                raise ValueError(f"round_number must be {n} ints in 1..{self.rules.max_rounds}, "
+                                 f"got {round_number!r}")
+        start_totals = np.zeros((n, p), np.int32)
+        if totals is not None:
+            start_totals = np.asarray(totals)
+            if start_totals.shape != (n, p) or not np.issubdtype(start_totals.dtype, np.integer):
+                raise ValueError(f"totals must be ints of shape ({n}, {p}), got {totals!r}")
+        given = None if hands is None else self._check_hands(hands, n)
+        state = State.empty(n, p, self.rules.num_tricks)
         state.game_key[:] = game_key
         state.dealer[:] = first_dealer
-        self.state = state
-        self._start_round(self._all, given)
-        return state
+        state.round_number[:] = first_round
+        state.totals[:] = start_totals
+        if rows is None:
+            self.state = state
+            rows = self._all
+        else:  # write the new games' rows into the running batch
+            for name, value in vars(state).items():
+                if name == "finished":
+                    for key, array in value.items():
+                        self._state.finished[key][rows] = array
+                else:
+                    getattr(self._state, name)[rows] = value
+            self.state = self._state  # forget what was known about the whole batch
+        self._start_round(rows, given)
+        return self.state
 
-    def _check_hands(self, hands: Sequence | np.ndarray) -> np.ndarray:
-        """Validate a given deal; returns (B, P) uint64 hands."""
-        b, p, n = self.batch_size, self._players, self.rules.hand_size
+    def _check_hands(self, hands: Sequence | np.ndarray, b: int) -> np.ndarray:
+        """Validate a given deal for b games; returns (b, P) uint64 hands."""
+        p, n = self._players, self.rules.hand_size
         if len(hands) != b:
             raise ValueError(f"hands must hold a deal for each of the {b} games, got {len(hands)}")
         out = np.zeros((b, p), np.uint64)
@@ -310,7 +349,9 @@ class Engine:
                     raise ValueError(f"game {g}, seat {seat}: a hand has {n} cards, got {len(ids)}")
                 for c in ids:
                     if not (0 <= c < C.NUM_CARDS and self.rules.deck_mask >> c & 1):
-                        raise ValueError(f"game {g}, seat {seat}: card {c} is not in the deck")
+                        text = C.card_str(c) if 0 <= c < C.NUM_CARDS else str(c)
+                        raise ValueError(f"game {g}, seat {seat}: card {text} is not in the "
+                                         f"deck of these rules")
                     if c in seen:
                         raise ValueError(f"game {g}: card {C.card_str(c)} is dealt twice")
                     seen.add(c)
@@ -491,11 +532,15 @@ class Engine:
         """(B,) int8 seat to act in each game."""
         return self.state.current_player
 
-    def step(self, actions: np.ndarray | Sequence[int]) -> State:
+    def step(self, actions: np.ndarray | Sequence[int],
+             active: np.ndarray | Sequence[bool] | None = None) -> State:
         """Apply one action per game. Games whose match is over ignore theirs.
 
         Args:
             actions: (B,) integer action ids (0..69).
+            active: optional (B,) bool: only these games act; the others ignore their
+                action and stay as they are (used by environments whose games wait for
+                different players).
 
         Returns:
             The state after the step (also ``self.state``).
@@ -503,11 +548,17 @@ class Engine:
         Raises:
             ValueError: on a wrong shape or type, an out-of-range id, an illegal
                 action in any live game (naming the game, seat, action and the legal
-                actions), or a step when every match is over. The state is then
-                unchanged.
+                actions), or a step when no game can act. The state is then unchanged.
         """
         st = self.state
         a = self._check_shape(actions)
+        if active is not None:
+            active = np.asarray(active)
+            if active.shape != (self.batch_size,) or active.dtype != bool:
+                raise ValueError(f"active must be a ({self.batch_size},) bool array, got "
+                                 f"shape {active.shape} dtype {active.dtype}")
+            if not active.all():
+                return self._step_games(a, active)
         lock = self._lockstep if self._lockstep is not None else self._find_lockstep()
         if lock is not None:
             # The hot path: every game plays a card at the same place in its trick. A
@@ -519,11 +570,22 @@ class Engine:
                 self._play(self._all, a, bit, lock)
                 return st
             self._raise_illegal(a)
-        a = self._check_legal(a)
+        return self._step_games(a, ~st.match_over)
+
+    def _step_games(self, a: np.ndarray, live: np.ndarray) -> State:
+        """The general step: the ``live`` games act, grouped by phase."""
+        st = self.state
+        live = live & ~st.match_over
+        if not live.any():
+            raise ValueError("no game of the batch can act: every match is over or inactive; "
+                             "call reset() first")
+        if len(self._illegal_games(a, live)):
+            self._raise_illegal(a, live)
         self._clear_round_over()
+        self._lockstep = None  # games may fall out of step
         # Group the games by phase before any handler runs: a game that changes
         # phase during this step must not be handled twice.
-        phase = np.where(st.match_over, Phase.OVER, st.phase)
+        phase = np.where(live, st.phase, Phase.OVER)
         groups = [(handler, np.flatnonzero(phase == ph)) for ph, handler in (
             (Phase.PLAY, self._play), (Phase.PASS, self._pass),
             (Phase.CURSE, self._curse), (Phase.BID, self._bid))]
@@ -544,21 +606,17 @@ class Engine:
             raise ValueError("every match in the batch is over; call reset() first")
         return a.astype(np.int64, copy=False)
 
-    def _illegal_games(self, a: np.ndarray) -> np.ndarray:
+    def _illegal_games(self, a: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
         """Indices of live games whose action is not legal."""
         st = self.state
+        live = ~st.match_over if live is None else live
         rel = a - PHASE_ACTION_OFFSET[st.phase]
         inside = (rel >= 0) & (rel < 64)
         ok = inside & ((st.legal >> np.where(inside, rel, 0).astype(np.uint64)) & _U1 == 1)
-        return np.flatnonzero(~ok & ~st.match_over)
+        return np.flatnonzero(~ok & live)
 
-    def _check_legal(self, a: np.ndarray) -> np.ndarray:
-        if len(self._illegal_games(a)):
-            self._raise_illegal(a)
-        return a
-
-    def _raise_illegal(self, a: np.ndarray) -> None:
-        bad = self._illegal_games(a)
+    def _raise_illegal(self, a: np.ndarray, live: np.ndarray | None = None) -> None:
+        bad = self._illegal_games(a, live)
         g = int(bad[0])
         raise ValueError(self._illegal_message(g, int(a[g])) + (
             f" ({len(bad)} games got an illegal action: {bad[:10].tolist()}"

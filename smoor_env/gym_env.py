@@ -1,0 +1,273 @@
+"""Gymnasium environments: one learning seat against batched opponent agents.
+
+* ``SmoorEnv`` (``gymnasium.make("smoor_env/Smoorverliefd-v0")`` or
+  ``"smoor_env/Hearts-v0"``): one match; the learner plays ``learner_seat`` and
+  the other seats are played by opponent agents (``agents``; random by default).
+  The rules are keyword arguments (``gymnasium.make(..., num_players=3,
+  bidding=True)``). ``action_masks()`` returns the legal mask as sb3-contrib's
+  ``MaskablePPO`` expects; ``info["action_mask"]`` holds it too.
+* ``SmoorVectorEnv`` (``gymnasium.make_vec(..., vectorization_mode=
+  "vector_entry_point")``): ``num_envs`` matches in one batched engine; the
+  opponents act for all sub-environments at once. Autoreset mode ``NEXT_STEP``
+  (declared in ``metadata["autoreset_mode"]``): the step after a match ends
+  resets that sub-environment, ignores its action and returns its first
+  observation with reward 0. The legal masks are ``infos["action_mask"]`` (N, 70).
+
+Observations are the learner's ``observation`` vector (see
+``smoor_env.observation``); rewards are the learner's rewards (see
+``smoor_env.reward``); an episode is a whole match.
+
+Illegal actions follow PettingZoo's convention for classic games: the episode
+ends (``terminated``) with ``illegal_reward`` (default -1) for the learner,
+``info["illegal_action"]`` is True and the game is left as it was;
+``illegal_action="raise"`` raises ``ValueError`` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from smoor_env.engine import Engine
+from smoor_env.observation import OBSERVATION_SIZE, observe
+from smoor_env.render import render_text
+from smoor_env.reward import Rewards
+from smoor_env.rules import Rules
+from smoor_env.state import NUM_ACTIONS
+
+OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
+ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
+
+
+def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
+    if rules is None:
+        return Rules(**options)
+    return rules.replace(**options) if options else rules
+
+
+def _opponents(opponents: Any, rules: Rules, learner_seat: int) -> dict[int, Any]:
+    """Seat -> agent for every seat but the learner's, from a name, an agent or a list."""
+    from agents import make_agent  # the agents package builds on this one
+
+    seats = [s for s in range(rules.num_players) if s != learner_seat]
+    if isinstance(opponents, str) or not isinstance(opponents, Sequence):
+        agent = make_agent(opponents)
+        return dict.fromkeys(seats, agent)
+    if len(opponents) != len(seats):
+        raise ValueError(f"opponents must name one agent for each of the {len(seats)} other "
+                         f"seats {seats}, got {len(opponents)}")
+    return {seat: make_agent(a) for seat, a in zip(seats, opponents, strict=True)}
+
+
+class _Match:
+    """The loop both environments share: the learner acts, then the opponents until its turn."""
+
+    def __init__(self, engine: Engine, learner_seat: int, opponents: dict[int, Any],
+                 reward_mode: str, illegal_action: str, illegal_reward: float) -> None:
+        if illegal_action not in ("end", "raise"):
+            raise ValueError(f"illegal_action must be 'end' or 'raise', got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        if not 0 <= learner_seat < engine.rules.num_players:
+            raise ValueError(f"learner_seat must be a seat 0..{engine.rules.num_players - 1}, "
+                             f"got {learner_seat}")
+        self.engine = engine
+        self.seat = learner_seat
+        self.opponents = opponents
+        self.rewards = Rewards(engine, reward_mode)
+        self.rng = np.random.default_rng()
+
+    def advance(self, actions: np.ndarray | None,
+                active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Learner's actions in the ``active`` games, then opponents until the learner is to act.
+
+        Returns:
+            (B,) float32 learner's rewards over all these steps, and (B,) bool games
+            whose learner action was illegal (they did not move; see the module docs).
+        """
+        engine, st = self.engine, self.engine.state
+        total = np.zeros(engine.batch_size, np.float32)
+        illegal = np.zeros(engine.batch_size, bool)
+        if actions is not None:
+            in_range = (actions >= 0) & (actions < NUM_ACTIONS)
+            legal = engine.legal_mask[np.arange(engine.batch_size), np.where(in_range, actions, 0)]
+            illegal = active & ~(in_range & legal)
+            if illegal.any() and self.illegal_action == "raise":
+                engine.step(actions, active=active)  # raises, naming game, seat and action
+            if (active & ~illegal).any():
+                tricks = self.rewards.tricks()
+                engine.step(np.where(illegal, 0, actions), active=active & ~illegal)
+                total += self.rewards.after_step(tricks)[:, self.seat]
+            total[illegal] = self.illegal_reward
+            active = active & ~illegal
+        while True:
+            waiting = ~st.match_over & ~illegal & (st.current_player != self.seat)  # opponents
+            if not waiting.any():
+                return total, illegal
+            moves = np.zeros(engine.batch_size, np.int64)
+            mask = engine.legal_mask
+            for seat, agent in self.opponents.items():
+                games = waiting & (st.current_player == seat)
+                if games.any():
+                    obs = {"observation": observe(engine, seat) if agent.uses_observation
+                           else None, "action_mask": mask}
+                    rows = np.flatnonzero(games)
+                    sub = {k: None if v is None else v[rows] for k, v in obs.items()}
+                    moves[rows] = agent.act(sub, self.rng)
+            tricks = self.rewards.tricks()
+            engine.step(moves, active=waiting & ~illegal)
+            total += self.rewards.after_step(tricks)[:, self.seat]
+
+    def observation(self) -> np.ndarray:
+        return observe(self.engine, self.seat)
+
+
+class SmoorEnv(gym.Env):
+    """Single-agent Smoorverliefd or Hearts: the learner's seat against opponent agents.
+
+    Args:
+        rules: the rules (default ``Rules()``); keyword ``rule_options`` override fields.
+        learner_seat: the seat the learner plays.
+        opponents: an agent name (``"random"``), an agent, or one per other seat.
+        reward_mode: ``"round"`` or ``"trick"`` (see ``smoor_env.reward``).
+        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        illegal_action: ``"end"`` (end the episode with ``illegal_reward``) or ``"raise"``.
+        illegal_reward: the learner's reward for an illegal action.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(self, rules: Rules | None = None, learner_seat: int = 0,
+                 opponents: Any = "random", reward_mode: str = "round",
+                 render_mode: str | None = None, illegal_action: str = "end",
+                 illegal_reward: float = -1.0, **rule_options: Any) -> None:
+        self.rules = _rules(rules, rule_options)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.observation_space = OBSERVATION_SPACE
+        self.action_space = ACTION_SPACE
+        self.engine = Engine(self.rules, 1)
+        self._match = _Match(self.engine, learner_seat,
+                             _opponents(opponents, self.rules, learner_seat), reward_mode,
+                             illegal_action, illegal_reward)
+        self._all = np.ones(1, bool)
+        self._ended = True  # reset() first
+
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self._match.rng = np.random.default_rng(self.np_random.integers(2**63))
+        options = options or {}
+        deal, dealer = options.get("deal"), options.get("dealer")
+        self.engine.reset(int(self.np_random.integers(2**63)),
+                          hands=None if deal is None else [deal],
+                          dealers=None if dealer is None else [dealer])
+        self._match.rewards.reset()
+        self._match.advance(None, self._all)  # opponents before the learner's first turn
+        self._ended = False
+        return self._match.observation()[0], self._info(False)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._ended:
+            raise ValueError("the episode is over (or not started); call reset()")
+        reward, illegal = self._match.advance(np.array([int(action)]), self._all)
+        self._ended = terminated = bool(self.engine.state.match_over[0] or illegal[0])
+        if self.render_mode == "human":
+            self.render()
+        return (self._match.observation()[0], float(reward[0]), terminated, False,
+                self._info(bool(illegal[0])))
+
+    def action_masks(self) -> np.ndarray:
+        """(70,) bool legal actions of the learner (all False once the match is over)."""
+        return self.engine.legal_mask[0].copy()
+
+    def _info(self, illegal: bool) -> dict:
+        return {"action_mask": self.action_masks(), "illegal_action": illegal}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = render_text(self.engine, 0, observer=self._match.seat)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+
+class SmoorVectorEnv(VectorEnv):
+    """``num_envs`` matches in one batched engine; see the module docstring.
+
+    Args:
+        num_envs: the number of sub-environments (games in the engine's batch).
+        rules, learner_seat, opponents, reward_mode, rule_options: as for ``SmoorEnv``.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, rules: Rules | None = None, learner_seat: int = 0,
+                 opponents: Any = "random", reward_mode: str = "round",
+                 illegal_action: str = "end", illegal_reward: float = -1.0,
+                 **rule_options: Any) -> None:
+        self.rules = _rules(rules, rule_options)
+        self.num_envs = int(num_envs)
+        self.single_observation_space = OBSERVATION_SPACE
+        self.single_action_space = ACTION_SPACE
+        self.observation_space = batch_space(OBSERVATION_SPACE, self.num_envs)
+        self.action_space = batch_space(ACTION_SPACE, self.num_envs)
+        self.engine = Engine(self.rules, self.num_envs)
+        self._match = _Match(self.engine, learner_seat,
+                             _opponents(opponents, self.rules, learner_seat), reward_mode,
+                             illegal_action, illegal_reward)
+        self._seed = 0
+        self._episodes = 0  # matches started so far: each new one takes the next game id
+        self._needs_reset = np.zeros(self.num_envs, bool)
+
+    def reset(self, *, seed: int | None = None,
+              options: dict | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            self._seed = int(seed)
+            self._episodes = 0
+            self._match.rng = np.random.default_rng(seed)
+            self.action_space.seed(seed)
+        self._start(np.arange(self.num_envs))
+        self._match.advance(None, np.ones(self.num_envs, bool))
+        return self._match.observation(), self._info(np.zeros(self.num_envs, bool))
+
+    def _start(self, games: np.ndarray) -> None:
+        """(Re)start the matches of ``games``, each with a fresh game id of the seed's stream."""
+        ids = self._episodes + np.arange(len(games))
+        self._episodes += len(games)
+        self.engine.reset(self._seed, game_ids=ids, games=games)
+        self._match.rewards.reset(games)
+        self._needs_reset[games] = False
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                  np.ndarray, dict]:
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        resetting = self._needs_reset.copy()
+        if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
+            self._start(np.flatnonzero(resetting))
+        # The learner acts where it did not just restart; then every game's opponents
+        # (restarted ones included) play until the learner is to act again.
+        rewards, illegal = self._match.advance(np.where(resetting, 0, actions), ~resetting)
+        rewards[resetting] = 0.0
+        terminated = self.engine.state.match_over | illegal
+        self._needs_reset = terminated.copy()
+        truncated = np.zeros(self.num_envs, bool)
+        return self._match.observation(), rewards, terminated, truncated, self._info(illegal)
+
+    def _info(self, illegal: np.ndarray) -> dict:
+        return {"action_mask": self.engine.legal_mask, "illegal_action": illegal}
+
+    def action_masks(self) -> np.ndarray:
+        """(N, 70) bool legal actions of the learner in each sub-environment."""
+        return self.engine.legal_mask
