@@ -104,13 +104,6 @@ def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
     return {name: obs[..., s].reshape(*lead, *_SHAPES[name]) for name, s in SLICES.items()}
 
 
-def _unpack(masks: np.ndarray) -> np.ndarray:
-    """uint64 bitmasks of shape S -> float32 array S + (52,)."""
-    m = np.ascontiguousarray(masks, dtype=np.uint64)
-    bits = np.unpackbits(m.view(np.uint8).reshape(*m.shape, 8), axis=-1, bitorder="little")
-    return bits[..., : C.NUM_CARDS].astype(np.float32)
-
-
 def _card_sets(cards: np.ndarray) -> np.ndarray:
     """Card-id arrays (..., K) with -1 = none -> uint64 sets (...)."""
     bits = np.where(cards >= 0, C.CARD_BITS.take(np.maximum(cards, 0)), np.uint64(0))
@@ -147,8 +140,19 @@ def provisional_points(engine: Engine, state: State | None = None) -> np.ndarray
     return -points if engine.rules.is_hearts else points
 
 
+def _bits(masks: np.ndarray) -> np.ndarray:
+    """uint64 bitmasks of shape S -> uint8 0/1 array S + (52,) (bit c = card id c)."""
+    m = np.ascontiguousarray(masks, dtype=np.uint64)
+    return np.unpackbits(m.view(np.uint8).reshape(*m.shape, 8), axis=-1, count=C.NUM_CARDS,
+                         bitorder="little")
+
+
 def observe(engine: Engine, seats: np.ndarray | int) -> np.ndarray:
     """(B, OBSERVATION_SIZE) float32: what each game's observer seat knows.
+
+    Every block is written in place into one zeroed array (the views of
+    ``split_observation``), seat-relative blocks through one (B, P) index of the
+    absolute seat behind each relative seat.
 
     Args:
         engine: the engine whose ``state`` is observed.
@@ -157,54 +161,45 @@ def observe(engine: Engine, seats: np.ndarray | int) -> np.ndarray:
     st, rules, p = engine.state, engine.rules, engine.rules.num_players
     b = st.batch_size
     seat = np.broadcast_to(np.asarray(seats, dtype=np.int64), (b,))
-    rel = (seat[:, None] + np.arange(p)) % p  # (B, P): absolute seat of relative seat k
     rows = np.arange(b)
-    blocks: dict[str, np.ndarray] = {}
+    by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (B, P) index: relative k
+    ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
+    out = np.zeros((b, OBSERVATION_SIZE), np.float32)
+    v = split_observation(out)  # writable views into out
 
-    def by_rel(values: np.ndarray) -> np.ndarray:
-        """(B, P, ...) by absolute seat -> (B, 5, ...) by relative seat, zero-padded."""
-        idx = rel.reshape(b, p, *([1] * (values.ndim - 2)))
-        taken = np.take_along_axis(values, idx, axis=1)
-        pad = [(0, 0), (0, MAX_SEATS - p)] + [(0, 0)] * (values.ndim - 2)
-        return np.pad(taken, pad)
-
-    def rel_of(absolute: np.ndarray) -> np.ndarray:
-        """Absolute seats (-1 = none) -> relative seats (-1 = none)."""
-        return np.where(absolute >= 0, (absolute - seat) % p, -1)
-
-    blocks["phase"] = _one_hot(st.phase.astype(np.int64), 5)
-    blocks["hand"] = _unpack(st.hands[rows, seat])
-    trick_sets = np.where(st.current_trick >= 0,
-                          C.CARD_BITS.take(np.maximum(st.current_trick, 0)), np.uint64(0))
-    blocks["current_trick"] = by_rel(_unpack(trick_sets))
-    current = np.minimum(st.trick_index, rules.num_tricks - 1).astype(np.int64)
-    leader = np.where(st.trick_size > 0, st.trick_leader[rows, current], -1)
-    blocks["trick_leader"] = _one_hot(rel_of(leader), MAX_SEATS)
-    played = _card_sets(np.moveaxis(st.trick_cards, 1, 2)) | trick_sets  # (B, P)
-    blocks["played"] = by_rel(_unpack(played))
-    blocks["won"] = by_rel(_unpack(st.won))
-    blocks["voids"] = by_rel(_voids(st))
-    scale = score_scale(engine)
-    blocks["round_points"] = by_rel(provisional_points(engine) / scale)
-    target = float(rules.target_score) if rules.target_score is not None else scale
-    blocks["totals"] = by_rel(st.totals / target)
-    blocks["bids"] = by_rel(_one_hot(st.bids.astype(np.int64), 14))
-    blocks["cursed_suit"] = _one_hot(st.cursed_suit.astype(np.int64), 4)
-    blocks["dealer"] = _one_hot(rel_of(st.dealer.astype(np.int64)), MAX_SEATS)
+    v["phase"][rows, st.phase] = 1
+    v["hand"][:] = _bits(st.hands[rows, seat])
+    trick = st.current_trick[by_rel]  # (B, P) card of each relative seat, -1 = none
+    v["current_trick"][rows[:, None], ks, trick] = trick >= 0
+    current = np.minimum(st.trick_index, rules.num_tricks - 1)
+    leader = st.trick_leader[rows, current]  # (B,) absolute seat, -1 before the lead
+    v["trick_leader"][rows, (leader - seat) % p] = (st.trick_size > 0) & (leader >= 0)
+    # Cards played: what each seat held when play began, less what it holds now.
     offset = pass_offsets(engine, st.round_number)  # (B,) 0 = no pass this round
-    blocks["pass_direction"] = _one_hot(np.where(offset > 0, offset, -1), MAX_SEATS)
-    passes = _card_sets(st.passes)  # (B, P) cards each seat chose
-    blocks["passed"] = _unpack(passes[rows, seat])
-    exchanged = (offset > 0) & (st.phase != Phase.PASS)
-    giver = (seat - offset) % p
-    blocks["received"] = _unpack(np.where(exchanged, passes[rows, giver], np.uint64(0)))
-    blocks["hearts_broken"] = st.hearts_broken[:, None].astype(np.float32)
-    blocks["trick_number"] = (st.trick_index / rules.num_tricks)[:, None].astype(np.float32)
-    blocks["num_players"] = np.broadcast_to(_one_hot(np.array(p - 3), 3), (b, 3))
-    flags = [rules.is_hearts] + [bool(getattr(rules, name)) for name in RULE_FLAGS]
-    blocks["rules"] = np.broadcast_to(np.array(flags, np.float32), (b, len(flags)))
-    return np.concatenate([blocks[name].reshape(b, -1) for name, _ in LAYOUT], axis=1,
-                          dtype=np.float32)
+    passes = _card_sets(st.passes)  # (B, P) cards each seat chose to pass
+    exchanged = (offset > 0) & (st.phase != Phase.PASS)  # (B,) the cards changed hands
+    giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (B, P) who passes to each seat
+    received = passes[rows[:, None], giver]  # (B, P)
+    at_start = np.where(exchanged[:, None], (st.dealt & ~passes) | received, st.dealt)
+    v["played"][:, :p] = _bits((at_start & ~st.hands)[by_rel])
+    v["won"][:, :p] = _bits(st.won[by_rel])
+    v["voids"][:, :p] = _voids(st)[by_rel]
+    scale = score_scale(engine)
+    v["round_points"][:, :p] = provisional_points(engine)[by_rel] / scale
+    target = float(rules.target_score) if rules.target_score is not None else scale
+    v["totals"][:, :p] = st.totals[by_rel] / target
+    bids = st.bids[by_rel]  # (B, P)
+    v["bids"][rows[:, None], ks, bids] = bids >= 0
+    v["cursed_suit"][rows, st.cursed_suit] = st.cursed_suit >= 0
+    v["dealer"][rows, (st.dealer - seat) % p] = 1
+    v["pass_direction"][rows, offset] = offset > 0
+    v["passed"][:] = _bits(passes[rows, seat])
+    v["received"][:] = _bits(np.where(exchanged, received[rows, seat], np.uint64(0)))
+    v["hearts_broken"][:, 0] = st.hearts_broken
+    v["trick_number"][:, 0] = st.trick_index / rules.num_tricks
+    v["num_players"][:, p - 3] = 1
+    v["rules"][:] = [rules.is_hearts] + [bool(getattr(rules, name)) for name in RULE_FLAGS]
+    return out
 
 
 def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
@@ -237,6 +232,7 @@ def full_state(engine: Engine) -> np.ndarray:
     st, p = engine.state, engine.rules.num_players
     b = st.batch_size
     pad = [(0, 0), (0, MAX_SEATS - p), (0, 0)]
-    hands = np.pad(_unpack(st.hands), pad).reshape(b, -1)
-    passes = np.pad(_unpack(_card_sets(st.passes)), pad).reshape(b, -1)
-    return np.concatenate([observe(engine, 0), hands, _unpack(st.dead), passes], axis=1)
+    hands = np.pad(_bits(st.hands), pad).reshape(b, -1)
+    passes = np.pad(_bits(_card_sets(st.passes)), pad).reshape(b, -1)
+    return np.concatenate([observe(engine, 0), hands, _bits(st.dead), passes], axis=1,
+                          dtype=np.float32)

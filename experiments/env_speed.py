@@ -1,0 +1,107 @@
+"""Environment speed: PettingZoo AEC steps/s and native vector-environment learner steps/s.
+
+* AEC: one game at a time, an observation (``env.last()``) before every action,
+  uniformly random legal actions, whole matches of 4-player Smoorverliefd.
+* Vector: ``SmoorVectorEnv`` with random opponents; every learner step returns
+  observations and masks for all sub-environments; reported per learner step
+  and per action of any seat (plies).
+* If PettingZoo's ``texas_holdem_v4`` can be imported (it needs rlcard, not a
+  dependency of this project), it is measured the same way for comparison.
+
+Results are printed and written to ``results/env_speed.json``.
+
+    python -m experiments.env_speed --seconds 2
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from experiments.cli import parse_args
+from smoor_env import Rules, env
+from smoor_env.gym_env import SmoorVectorEnv
+
+
+@dataclass
+class Args:
+    seconds: float = 2.0
+    """minimum measuring time per row"""
+    num_envs: list[int] = field(default_factory=lambda: [1024, 8192])
+    """sub-environment counts of the vector-environment rows"""
+    seed: int = 0
+    """seed of the games and the random actions"""
+    out: str = "results/env_speed.json"
+    """where to write the results (JSON)"""
+
+
+def aec_steps_per_second(make, seconds: float, seed: int) -> float:
+    """Random legal play through an AEC environment, reading every observation."""
+    aec = make()
+    rng = np.random.default_rng(seed)
+    steps, episode = 0, 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        aec.reset(seed=seed + episode)
+        episode += 1
+        for _ in aec.agent_iter():
+            obs, _, termination, truncation, _ = aec.last()
+            if termination or truncation:
+                aec.step(None)
+                continue
+            aec.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def vector_steps_per_second(num_envs: int, seconds: float, seed: int) -> dict:
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules())
+    rng = np.random.default_rng(seed)
+    _, info = envs.reset(seed=seed)
+    steps = 0
+    plies_before = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        mask = info["action_mask"]
+        actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
+        _, _, _, _, info = envs.step(actions)
+        steps += 1
+    elapsed = time.perf_counter() - start
+    del plies_before
+    players = envs.rules.num_players
+    return {"learner_steps_per_s": steps * num_envs / elapsed,
+            "plies_per_s": steps * num_envs * players / elapsed}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    rows = []
+    rate = aec_steps_per_second(lambda: env(rules=Rules()), args.seconds, args.seed)
+    rows.append({"env": "smoor_env AEC (4-player Smoorverliefd)", "steps_per_s": rate})
+    print(f"AEC, one game, observation every step: {rate:12,.0f} steps/s", flush=True)
+    try:
+        from pettingzoo.classic import texas_holdem_v4
+    except Exception as error:  # rlcard missing
+        print(f"texas_holdem_v4 not measured ({type(error).__name__}: {error})")
+    else:
+        rate = aec_steps_per_second(texas_holdem_v4.env, args.seconds, args.seed)
+        rows.append({"env": "pettingzoo texas_holdem_v4", "steps_per_s": rate})
+        print(f"PettingZoo texas_holdem_v4 (same loop): {rate:12,.0f} steps/s", flush=True)
+    for n in args.num_envs:
+        result = vector_steps_per_second(n, args.seconds, args.seed)
+        rows.append({"env": f"SmoorVectorEnv num_envs={n}", **result})
+        print(f"vector env, num_envs={n:6d}: {result['learner_steps_per_s']:12,.0f} learner "
+              f"steps/s ({result['plies_per_s']:,.0f} plies/s, random opponents)", flush=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows}, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
