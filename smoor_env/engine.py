@@ -462,10 +462,21 @@ class Engine:
         phase = st.phase[idx]
         at = idx * self._players + st.current_player[idx]
         hand = st.hands.reshape(-1).take(at)  # (n,) hand of the player to act
-        legal = np.where(phase == Phase.PLAY, self._play_legal(idx, hand), np.uint64(0))
-        legal = np.where(phase == Phase.PASS, hand & ~st.pass_out.reshape(-1).take(at), legal)
-        legal = np.where(phase == Phase.BID, self._bid_legal, legal)
-        legal = np.where(phase == Phase.CURSE, self._curse_legal, legal)
+        rules_of_phase = {  # computed only for the phases present (usually one)
+            Phase.PLAY: lambda: self._play_legal(idx, hand),
+            Phase.PASS: lambda: hand & ~st.pass_out.reshape(-1).take(at),
+            Phase.BID: lambda: self._bid_legal,
+            Phase.CURSE: lambda: self._curse_legal,
+        }
+        first = int(phase[0])
+        if (phase == first).all():
+            st.legal[idx] = rules_of_phase[first]() if first in rules_of_phase else 0
+            return
+        legal = np.zeros(len(idx), np.uint64)  # Phase.OVER: nothing is legal
+        for kind, rule in rules_of_phase.items():
+            here = phase == kind
+            if here.any():
+                legal = np.where(here, rule(), legal)
         st.legal[idx] = legal
 
     def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray,
@@ -586,6 +597,12 @@ class Engine:
         # Group the games by phase before any handler runs: a game that changes
         # phase during this step must not be handled twice.
         phase = np.where(live, st.phase, Phase.OVER)
+        first = int(phase[0])
+        if first != Phase.OVER and (phase == first).all():  # one phase for all: no grouping
+            handlers = {Phase.PLAY: self._play, Phase.PASS: self._pass,
+                        Phase.CURSE: self._curse, Phase.BID: self._bid}
+            handlers[first](np.arange(self.batch_size), a)
+            return st
         groups = [(handler, np.flatnonzero(phase == ph)) for ph, handler in (
             (Phase.PLAY, self._play), (Phase.PASS, self._pass),
             (Phase.CURSE, self._curse), (Phase.BID, self._bid))]
@@ -766,10 +783,13 @@ class Engine:
         """Hearts: the current player chooses one card to pass (three each, in turn)."""
         st, p = self.state, self._players
         seat = st.current_player[idx]
-        st.pass_out[idx, seat] |= _bits(card)
-        chosen = _popcount(st.pass_out[idx, seat])
-        st.passes[idx, seat, chosen - 1] = card
-        st.current_player[idx] = np.where(chosen == 3, (seat + 1) % p, seat)
+        at = idx * p + seat  # (n,) flat index of (game, seat) in (B, P) arrays
+        pass_out = st.pass_out.reshape(-1)
+        chosen_set = pass_out.take(at) | C.CARD_BITS.take(card)
+        pass_out[at] = chosen_set
+        chosen = _popcount(chosen_set)  # (n,) 1..3 cards chosen by this seat
+        st.passes.reshape(-1)[at * 3 + chosen - 1] = card
+        st.current_player[idx] = np.where(chosen == 3, self._next_seat.take(seat), seat)
         # Everyone has chosen once the seat right of the first passer (the dealer) has.
         complete = (chosen == 3) & (seat == st.dealer[idx])
         done = idx[complete]

@@ -324,3 +324,33 @@ def test_sample_legal_is_uniform_over_the_legal_actions() -> None:
                 rank = (np.cumsum(mask[rows], axis=1)[np.arange(len(rows)), actions[rows]] - 1)
                 _assert_uniform(np.bincount(rank, minlength=13), 1 / 13, f"{rules}: ranks")
             engine.step(actions)
+
+
+@settings(max_examples=25, deadline=None)
+@given(players=st.sampled_from([3, 4, 5]), seed=st.integers(0, 2**31 - 1),
+       chooser=st.integers(0, 2**31 - 1))
+def test_passed_cards_never_leak_before_the_exchange(players, seed, chooser):
+    """During the Hearts pass, a seat's observation does not change when another seat
+    chooses a card; after the exchange each seat sees exactly what it received."""
+    from smoor_env.observation import observe, split_observation
+
+    engine = Engine(Rules(game="hearts", num_players=players, target_score=None), 1)
+    engine.reset(seed)
+    state = engine.state
+    rng = np.random.default_rng(chooser)
+    assert state.phase[0] == Phase.PASS
+    while state.phase[0] == Phase.PASS:
+        chooser_seat = int(state.current_player[0])
+        before = {s: observe(engine, s)[0] for s in range(players)}
+        engine.step(np.array([rng.choice(np.flatnonzero(engine.legal_mask[0]))]))
+        if state.phase[0] != Phase.PASS:
+            break  # the last choice: the exchange happened
+        for s in range(players):
+            if s != chooser_seat:
+                assert np.array_equal(observe(engine, s)[0], before[s]), (s, chooser_seat)
+    passes = [set(int(c) for c in state.passes[0, s]) for s in range(players)]
+    for s in range(players):
+        blocks = split_observation(observe(engine, s)[0])
+        received = set(np.flatnonzero(blocks["received"]).tolist())
+        assert received == passes[(s - 1) % players]  # round 1 passes to the left
+        assert set(np.flatnonzero(blocks["passed"]).tolist()) == passes[s]
