@@ -48,9 +48,13 @@ lint: $(STAMP)
 	@echo "==> ruff check ."
 	$(BIN)/ruff check .
 
+# The main job: the engine's throughput table, then the win-rate tournament with plots
+# (results/throughput.json and results/win_rates__seed0/).
 benchmark: $(STAMP)
 	@echo "==> throughput benchmark"
-	$(BIN)/python -m experiments.throughput $(ARGS)
+	$(BIN)/python -m experiments.throughput --seconds 0.5
+	@echo "==> win-rate benchmark"
+	$(BIN)/python -m experiments.win_rates --workers 2 $(ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
