@@ -20,6 +20,14 @@ RULE_SETS = {
     "hearts-3": Rules(game="hearts", num_players=3, target_score=None),
     "hearts-4-match": Rules(game="hearts", target_score=40, max_rounds=3),
     "hearts-5-no-pass": Rules(game="hearts", num_players=5, passing=False, target_score=None),
+    "troef-4": Rules(trump_hearts=True, target_score=None),
+    "bidding-3": Rules(num_players=3, bidding=True, target_score=None),
+    "partners": Rules(partners=True, target_score=None),
+    "pip-4": Rules(pip_scoring=True, target_score=None),
+    "cupid-5": Rules(num_players=5, cupids_arrow=True, target_score=30, max_rounds=2),
+    "sweep-all-13-3": Rules(num_players=3, sweep_needs_all_thirteen=True, target_score=None),
+    "hearts-queen-options": Rules(game="hearts", queen_never_first_trick=True,
+                                  queen_breaks_hearts=True, target_score=None),
 }
 
 
