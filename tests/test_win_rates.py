@@ -87,3 +87,24 @@ def test_agent_specs_and_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="needs whole matches"):
         run(Args(agents=["random"], rule_sets=["cupid"], out_dir=str(tmp_path),
                  progress=False))
+
+
+def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
+    import signal
+    import time
+
+    command = [sys.executable, "-m", "experiments.win_rates", "--agents", "random",
+               "--players", "4", "--rule-sets", "smoorverliefd", "--deals", "100000",
+               "--chunk", "1", "--out-dir", str(tmp_path), "--run-name", "stopped",
+               "--plots", "false", "--progress", "false"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # long enough to finish some chunks of one deal each
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    assert "interrupted" in err
+    summary = json.loads((tmp_path / "stopped" / "summary.json").read_text())
+    assert not summary["complete"] and 0 < summary["chunks_done"] < summary["chunks"]
+    with open(tmp_path / "stopped" / "results.csv", newline="") as f:
+        assert len(list(csv.DictReader(f))) == summary["chunks_done"] * 4 * 4
