@@ -2,6 +2,8 @@
 
 from agents.base import Agent, agent_names, make_agent, register
 from agents.greedy import GreedyAgent
+from agents.mc import MCAgent
 from agents.random_agent import RandomAgent
 
-__all__ = ["Agent", "GreedyAgent", "RandomAgent", "agent_names", "make_agent", "register"]
+__all__ = ["Agent", "GreedyAgent", "MCAgent", "RandomAgent", "agent_names", "make_agent",
+           "register"]

@@ -222,6 +222,11 @@ class Engine:
         self._lockstep: tuple[int, int] | None = None
         self._round_over_clear = False
 
+    def refresh_legal(self) -> None:
+        """Recompute every game's legal set from its state (after installing a state built
+        by hand, e.g. a sampled world: ``engine.state = world; engine.refresh_legal()``)."""
+        self._update_legal(self._all)
+
     def _find_lockstep(self) -> tuple[int, int] | None:
         """(trick position, trick index) shared by every game if all are live and playing."""
         st = self.state

@@ -1,0 +1,292 @@
+"""The baseline agents: legal actions everywhere, whole matches, and the Monte Carlo agent's
+world sampling (every constraint), no peeking at hidden cards, and determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
+from agents.mc import build_worlds, decode, rules_from_observation, sample_hidden
+from smoor_env import Engine, Phase, Rules, raw_env
+from smoor_env import cards as C
+from smoor_env.gym_env import SmoorEnv
+from smoor_env.observation import observe, pass_offsets, split_observation
+
+RULE_SETS = {
+    "smoor-3": Rules(num_players=3, target_score=None),
+    "smoor-4": Rules(target_score=None),
+    "smoor-5": Rules(num_players=5, target_score=None),
+    "trump": Rules(trump_hearts=True, target_score=None),
+    "bidding": Rules(bidding=True, target_score=None),
+    "partners": Rules(partners=True, target_score=None),
+    "pips": Rules(pip_scoring=True, num_players=5, target_score=None),
+    "cupid": Rules(cupids_arrow=True, target_score=30, num_players=3),
+    "sweep-13-3p": Rules(num_players=3, sweep_needs_all_thirteen=True, target_score=None),
+    "all-variants": Rules(trump_hearts=True, bidding=True, partners=True, pip_scoring=True,
+                          cupids_arrow=True, target_score=30),
+    "hearts-3": Rules(game="hearts", num_players=3, target_score=None),
+    "hearts-4": Rules(game="hearts", target_score=None),
+    "hearts-5": Rules(game="hearts", num_players=5, target_score=None),
+    "hearts-4-no-pass": Rules(game="hearts", passing=False, target_score=None),
+    "hearts-queen-options": Rules(game="hearts", queen_never_first_trick=True,
+                                  queen_breaks_hearts=True, target_score=None),
+}
+
+
+def small_mc(**options) -> MCAgent:
+    return make_agent("mc", **{"worlds": 4, **options})
+
+
+def random_positions(rules: Rules, batch: int, seed: int) -> Engine:
+    """A batch of games, each advanced by its own random number of random actions."""
+    engine = Engine(rules, batch)
+    engine.reset(seed)
+    rng = np.random.default_rng(seed)
+    stops = rng.integers(0, rules.num_players * rules.num_tricks + 6, batch)
+    for move in range(int(stops.max())):
+        active = (stops > move) & ~engine.state.match_over
+        if not active.any():
+            break
+        engine.step(engine.sample_legal(rng), active=active)
+    return engine
+
+
+def observations(engine: Engine) -> dict[str, np.ndarray]:
+    return {"observation": observe(engine, engine.state.current_player),
+            "action_mask": engine.legal_mask}
+
+
+# ----------------------------------------------------------------- registry
+def test_agents_are_made_by_name_with_options():
+    assert {"random", "greedy", "mc"} <= set(agent_names())
+    assert isinstance(make_agent("random"), RandomAgent)
+    assert isinstance(make_agent("greedy"), GreedyAgent)
+    mc = make_agent("mc", worlds=8)
+    assert isinstance(mc, MCAgent) and mc.worlds == 8 and mc.uses_observation
+    assert make_agent(mc) is mc
+
+
+def test_unknown_agent_name_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown agent 'alphazero'.*greedy.*mc.*random"):
+        make_agent("alphazero")
+
+
+@pytest.mark.parametrize("options", [{"worlds": 0}, {"rollouts": 0}, {"rollout": "smart"},
+                                     {"time_budget": 0}])
+def test_mc_rejects_bad_options(options):
+    with pytest.raises(ValueError):
+        make_agent("mc", **options)
+
+
+# ------------------------------------------------------------ legal actions
+@pytest.mark.parametrize("rules", RULE_SETS.values(), ids=RULE_SETS.keys())
+def test_every_agent_returns_legal_actions_in_batches(rules):
+    engine = random_positions(rules, 24, seed=len(str(rules)))
+    live = np.flatnonzero(~engine.state.match_over)
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    for agent in (make_agent("random"), make_agent("greedy"), small_mc(),
+                  small_mc(rollout="greedy", rollouts=2)):
+        actions = agent.act(obs, np.random.default_rng(1))
+        assert actions.shape == (len(live),)
+        assert obs["action_mask"][np.arange(len(live)), actions].all(), agent.name
+
+
+def test_mc_reads_the_rules_from_the_observation():
+    for rules in RULE_SETS.values():
+        engine = random_positions(rules, 1, seed=3)
+        got = rules_from_observation(observe(engine, 0)[0])
+        expected = rules.replace(target_score=50 if rules.cupids_arrow else None)
+        assert got == expected
+
+
+def test_mc_with_explicit_rules_and_time_budget_plays_legally():
+    rules = Rules(ace_of_hearts_points=3, target_score=None)
+    engine = random_positions(rules, 16, seed=5)
+    live = np.flatnonzero(~engine.state.match_over)
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    for agent in (MCAgent(worlds=8, rules=rules), MCAgent(worlds=64, time_budget=0.005)):
+        for _ in range(2):  # the second call uses the measured speed
+            actions = agent.act(obs, np.random.default_rng(0))
+            assert obs["action_mask"][np.arange(len(live)), actions].all()
+
+
+# ------------------------------------------------------------ whole matches
+@pytest.mark.parametrize("rules", [Rules(num_players=3, target_score=15),
+                                   Rules(partners=True, bidding=True, cupids_arrow=True,
+                                         target_score=25, max_rounds=3),
+                                   Rules(game="hearts", target_score=30, max_rounds=3)],
+                         ids=["smoor-3", "partners-bids-cupid", "hearts"])
+def test_whole_matches_through_the_gymnasium_env(rules):
+    opponents = ["greedy", small_mc(), "random", "mc"][: rules.num_players - 1]
+    opponents[-1] = small_mc(rollout="greedy") if opponents[-1] == "mc" else opponents[-1]
+    env = SmoorEnv(rules=rules, learner_seat=1, opponents=opponents, illegal_action="raise")
+    learner = small_mc()
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=4)
+    done, steps = False, 0
+    while not done:
+        action = learner.act({"observation": obs[None], "action_mask": info["action_mask"][None]},
+                             rng)[0]
+        obs, _, done, _, info = env.step(action)
+        steps += 1
+    assert env.engine.state.match_over[0] and steps >= rules.num_tricks
+
+
+def test_whole_match_through_the_pettingzoo_env():
+    rules = Rules(game="hearts", num_players=5, target_score=20, max_rounds=2)
+    aec = raw_env(rules=rules)
+    aec.reset(seed=2)
+    players = {a: agent for a, agent in zip(aec.possible_agents, [
+        small_mc(), make_agent("greedy"), make_agent("random"), small_mc(rollouts=2),
+        make_agent("greedy")], strict=True)}
+    rng = np.random.default_rng(3)
+    for name in aec.agent_iter():
+        obs, _, term, trunc, _ = aec.last()
+        if term or trunc:
+            aec.step(None)
+            continue
+        batch = {"observation": obs["observation"][None], "action_mask": obs["action_mask"][None]}
+        aec.step(int(players[name].act(batch, rng)[0]))
+    assert aec.engine.state.match_over[0]
+
+
+# ------------------------------------------------------------- world sampling
+def _mine_and_truth(engine: Engine, game: int):
+    """Observation of the seat to act in one game, and that game's true hidden cards."""
+    st = engine.state
+    seat = int(st.current_player[game])
+    one = Engine(engine.rules, 1)
+    one.state = st.take([game])
+    return observe(one, seat), seat, one
+
+
+@settings(max_examples=40)
+@given(name=hs.sampled_from(sorted(RULE_SETS)), seed=hs.integers(0, 10_000),
+       worlds=hs.integers(1, 12))
+def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
+    rules = RULE_SETS[name]
+    engine = random_positions(rules, 6, seed)
+    st = engine.state
+    playing = np.flatnonzero((st.phase == Phase.PLAY) & ~st.match_over)
+    if not len(playing):
+        return
+    p, t = rules.num_players, rules.num_tricks
+    for game in playing[:3]:
+        obs, seat, one = _mine_and_truth(engine, int(game))
+        know = decode(obs, rules)
+        hands, dead = sample_hidden(know, rules, worlds, np.random.default_rng(seed))
+        true = one.state
+        rel = (seat + np.arange(p)) % p  # relative seat k is absolute seat rel[k]
+        true_hands = true.hands[0, rel]
+        hidden = np.bitwise_or.reduce(true_hands[1:]) | true.dead[0]
+        played = true.played[0]
+        v = split_observation(obs[0])
+        voids = v["voids"][:p] > 0.5
+        for w in range(worlds):
+            h = hands[w]
+            assert h[0] == 0  # the sampler fills only the others; my hand is added by build
+            assert (np.bitwise_or.reduce(h) | dead[w]) == hidden  # exactly the unseen cards
+            assert all((h[i] & h[j]) == 0 for i in range(p) for j in range(i + 1, p))
+            assert (h & dead[w] == 0).all()
+            assert ((h | dead[w]) & played == 0).all() and (h & true_hands[0] == 0).all()
+            assert np.bitwise_count(h[1:]).tolist() == np.bitwise_count(true_hands[1:]).tolist()
+            assert bin(int(dead[w])).count("1") == rules.dead_count
+            for k in range(1, p):
+                for s in range(4):
+                    if voids[k, s]:
+                        assert int(h[k]) & int(C.SUIT_MASKS[s]) == 0
+            offset = int(pass_offsets(one, true.round_number)[0])
+            if offset:  # the cards I passed are with the receiver unless played
+                mine = int(np.bitwise_or.reduce(
+                    [1 << int(c) for c in true.passes[0, seat] if c >= 0]))
+                assert int(h[offset]) & mine == mine & ~int(played)
+        # Whole engine states: my hand, the trick in progress, and the engine's legal set.
+        states = build_worlds(know, rules, worlds, np.random.default_rng(seed))
+        assert (states.hands[:, 0] == true_hands[0]).all()
+        assert (states.trick_size == true.trick_size[0]).all()
+        assert (states.trick_index == true.trick_index[0]).all()
+        check = Engine(rules.replace(target_score=None, cupids_arrow=False), worlds)
+        check.state = states
+        check.refresh_legal()
+        assert (check.state.legal == true.legal[0]).all()
+        assert t == rules.num_tricks
+
+
+# ------------------------------------------------------------------ no peeking
+def _swap_hidden(state, seat: int, rng: np.random.Generator):
+    """A copy with two hidden cards of one suit swapped between two other seats (voids kept:
+    both seats hold that suit; passed and received cards untouched), or None."""
+    p = state.hands.shape[1]
+    others = [s for s in range(p) if s != seat]
+    for i in others:
+        for j in others:
+            if i >= j:
+                continue
+            for suit in rng.permutation(4):
+                # Cards still held as dealt (not received in a pass): dealt and hands agree.
+                a = int(state.hands[0, i] & state.dealt[0, i]) & int(C.SUIT_MASKS[suit])
+                b = int(state.hands[0, j] & state.dealt[0, j]) & int(C.SUIT_MASKS[suit])
+                if a and b:
+                    ca, cb = a & -a, b & -b
+                    new = state.copy()
+                    for arr in (new.hands, new.dealt):
+                        arr[0, i] = np.uint64((int(arr[0, i]) & ~ca) | cb)
+                        arr[0, j] = np.uint64((int(arr[0, j]) & ~cb) | ca)
+                    return new
+    return None
+
+
+@pytest.mark.parametrize("name", ["smoor-4", "smoor-3", "trump", "hearts-4-no-pass",
+                                  "hearts-5"])
+def test_mc_does_not_peek_at_hidden_cards(name):
+    rules = RULE_SETS[name]
+    checked = 0
+    for seed in range(40):
+        engine = random_positions(rules, 1, seed)
+        st = engine.state
+        if st.match_over[0] or st.phase[0] != Phase.PLAY or engine.legal_mask[0].sum() < 2:
+            continue
+        seat = int(st.current_player[0])
+        other = _swap_hidden(st, seat, np.random.default_rng(seed))
+        if other is None:
+            continue
+        twin = Engine(rules, 1)
+        twin.state = other
+        twin.refresh_legal()
+        obs_a, obs_b = observations(engine), observations(twin)
+        assert (obs_a["observation"] == obs_b["observation"]).all()
+        assert (obs_a["action_mask"] == obs_b["action_mask"]).all()
+        assert (st.hands != other.hands).any()
+        agent = make_agent("mc", worlds=16)
+        a = agent.act(obs_a, np.random.default_rng(seed))
+        b = agent.act(obs_b, np.random.default_rng(seed))
+        assert a.tolist() == b.tolist()
+        checked += 1
+    assert checked >= 5
+
+
+# ---------------------------------------------------------------- determinism
+@pytest.mark.parametrize("rollout", ["random", "greedy"])
+def test_mc_is_deterministic_for_a_seed(rollout):
+    engine = random_positions(Rules(target_score=None), 12, seed=9)
+    live = np.flatnonzero(~engine.state.match_over)
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    runs = [make_agent("mc", worlds=16, rollout=rollout).act(obs, np.random.default_rng(42))
+            for _ in range(2)]
+    assert runs[0].tolist() == runs[1].tolist()
+
+
+# ---------------------------------------------------------- strength smoke test
+def test_mc_collects_more_hearts_than_random_on_fixed_deals():
+    """Fixed seeds (deterministic, not flaky); a generous margin. Strength proper is
+    measured by experiments/agent_strength.py."""
+    from experiments.agent_strength import play_rounds
+
+    agents = {"mc": make_agent("mc", worlds=16), "random": make_agent("random")}
+    pts = play_rounds(Rules(target_score=None), ["mc", "random", "random", "random"], 12,
+                      seed=0, agents=agents, batch=48)
+    mc, rand = pts[:, :, 0].mean(), pts[:, :, 1:].mean()
+    assert mc > rand + 1.0
