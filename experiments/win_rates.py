@@ -45,14 +45,14 @@ from experiments.cli import parse_args
 
 @dataclass
 class Args:
-    agents: list[str] = field(default_factory=lambda: ["random", "greedy"])
+    agents: list[str] = field(default_factory=lambda: ["random", "greedy", "mc"])
     """line-up of agent specs, seat by seat (repeated to fill the table); options as
     name:key=value,key=value (e.g. mc:worlds=16,rollout=greedy)"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts to play"""
     rule_sets: list[str] = field(default_factory=lambda: ["smoorverliefd", "hearts"])
     """rule sets to play (names of RULE_SETS)"""
-    deals: int = 24
+    deals: int = 160
     """deals per rule set and player count (each played once per rotation of the line-up)"""
     matches: bool = False
     """play whole matches to the rule set's target score instead of single rounds"""
