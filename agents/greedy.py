@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import check_mask, register
-from smoor_env.engine import _strength_table
+from smoor_env.engine import trick_strength_table
 from smoor_env.observation import split_observation
 
 _CARDS = np.arange(52)
@@ -45,7 +45,7 @@ _SUIT = _CARDS // 13  # (52,)
 _RANK = _CARDS % 13  # (52,) 0 = two .. 12 = ace
 _HEART = _SUIT == 2
 _QS, _KS, _AS = 49, 50, 51
-_STRENGTH = {trump: _strength_table(trump).reshape(5, 52) for trump in (False, True)}
+_STRENGTH = {trump: trick_strength_table(trump).reshape(5, 52) for trump in (False, True)}
 _BID, _CURSE = 52, 66
 
 

@@ -80,13 +80,14 @@ _LANES_1 = np.uint64(0x0101010101010101)  # 1 in every byte: x * _LANES_1 = pref
 _LANES_HIGH = np.uint64(0x8080808080808080)  # the high bit of every byte
 
 
-def _strength_table(trump_hearts: bool) -> np.ndarray:
+def trick_strength_table(trump_hearts: bool) -> np.ndarray:
     """(5 * 52,) int16: 8 * strength of card c in a trick whose led suit is s, at ``s * 52 + c``.
 
     The highest card of the led suit wins (card ids rise with rank within a suit);
     with trump_hearts any heart beats every card of another suit; strength -1 never
     wins. Row 4 (all -1) is padding so that every index is valid. The factor 8 leaves
-    the low three bits free for the seat (see ``_finish_trick``).
+    the low three bits free for the seat (see ``_finish_trick``). Public so that agents
+    judge a trick by the engine's own rule instead of writing it again.
     """
     table = np.full((5, C.NUM_CARDS), -1, np.int16)
     cards = np.arange(C.NUM_CARDS)
@@ -173,7 +174,7 @@ class Engine:
         self._next_seat = np.roll(np.arange(p, dtype=np.int8), -1)  # (P,) seat -> its left
         # Per seat s: 8 * strength + s of each (led suit, card), so one gather gives the
         # packed (strength, seat) key of a seat's card (see _finish_trick).
-        strength = _strength_table(rules.trump_hearts)  # (5 * 52,) int16
+        strength = trick_strength_table(rules.trump_hearts)  # (5 * 52,) int16
         self._trick_keys = [strength + np.int16(seat) for seat in range(p)]  # P x (5 * 52,)
         # Hearts: which cards break hearts when played.
         queen = np.arange(C.NUM_CARDS) == 49
