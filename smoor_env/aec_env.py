@@ -46,13 +46,13 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from smoor_env.engine import Engine, action_str
+from smoor_env.engine import Engine
 from smoor_env.observation import OBSERVATION_SIZE, STATE_SIZE, full_state, observe
 from smoor_env.record import round_record
 from smoor_env.render import render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
-from smoor_env.state import NUM_ACTIONS, Phase
+from smoor_env.state import NUM_ACTIONS
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -145,16 +145,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             self._was_dead_step(action)
             return
         st = self.engine.state
-        mask = self.engine.legal_mask[0]
-        if not (isinstance(action, int | np.integer) and 0 <= action < NUM_ACTIONS
-                and mask[action]):
-            legal = " ".join(action_str(a) for a in np.flatnonzero(mask))
-            raise ValueError(f"illegal action {action!r} ({action_str(int(action))}) by {agent} "
-                             f"in the {Phase(int(st.phase[0])).name.lower()} phase; "
-                             f"legal: {legal}" if isinstance(action, int | np.integer)
-                             else f"action must be an int, got {action!r}")
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise ValueError(f"{agent}: action must be an int (0..69), got {action!r}")
         tricks = self._rewards.tricks()
-        self.engine.step(np.array([action]))
+        try:  # the engine checks the action (and changes nothing if it is illegal)
+            self.engine.step(np.array([action]))
+        except ValueError as error:
+            raise ValueError(f"{agent}: {error}") from None
         rewards = self._rewards.after_step(tricks)[0]
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: float(rewards[seat]) for seat, a in enumerate(self.agents)}
