@@ -21,12 +21,15 @@ ARGS ?=
 venv: $(STAMP)
 
 # Re-run whenever pyproject.toml changes (the stamp is older than it).
+# The rl extra's torch is installed first, pinned (a CPU build), so that nothing pulls
+# another (CUDA, several GB) torch build.
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: neither python3.11 nor python3 found on PATH" >&2; exit 1; fi
 	@echo "==> creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version 2>&1))"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --progress-bar off -e '.[dev]'
+	$(BIN)/python -m pip install --progress-bar off 'torch==2.13.0'
+	$(BIN)/python -m pip install --progress-bar off -e '.[dev,rl]'
 	@touch $(STAMP)
 	@echo "==> $(VENV) ready"
 

@@ -1,0 +1,134 @@
+"""``ppo``: a policy trained by ``experiments/train_ppo.py``, played from a checkpoint.
+
+Needs PyTorch (the ``rl`` extra: ``pip install -e '.[rl]'``). ``agents`` registers
+the name without importing this module, so importing ``agents`` never needs torch.
+
+    make_agent("ppo")                                        # the shipped checkpoint
+    make_agent("ppo", checkpoint="runs/x/model.pt", sample=True)
+    python -m experiments.win_rates --agents ppo:checkpoint=checkpoints/ppo_smoorverliefd_4p.pt \\
+        random greedy mc --players 4 --rule-sets smoorverliefd
+
+A checkpoint is a ``torch.save`` dict: ``"model"`` (the ``PolicyNet`` state dict),
+``"hidden"`` (layer sizes) and ``"args"`` (the training ``Args`` as a dict).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.base import check_mask
+from smoor_env.observation import OBSERVATION_SIZE
+from smoor_env.state import NUM_ACTIONS
+
+#: The checkpoint shipped in the repository (4-player Smoorverliefd).
+DEFAULT_CHECKPOINT = "checkpoints/ppo_smoorverliefd_4p.pt"
+#: Logit of illegal actions (large negative, finite: no NaN when a row has no legal action).
+MASKED_LOGIT = -1e8
+
+
+class PolicyNet(nn.Module):
+    """Shared MLP trunk with a policy head (70 logits) and a value head."""
+
+    def __init__(self, hidden: tuple[int, ...] = (256, 256),
+                 obs_size: int = OBSERVATION_SIZE, num_actions: int = NUM_ACTIONS) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        size = obs_size
+        for width in hidden:
+            layers += [_init(nn.Linear(size, width)), nn.ReLU()]
+            size = width
+        self.trunk = nn.Sequential(*layers)
+        self.policy = _init(nn.Linear(size, num_actions), std=0.01)
+        self.value = _init(nn.Linear(size, 1), std=1.0)
+        self.hidden = tuple(hidden)
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, 70) masked logits and (B,) values; ``mask`` is (B, 70) bool legal actions."""
+        h = self.trunk(obs)
+        logits = self.policy(h).masked_fill(~mask, MASKED_LOGIT)
+        return logits, self.value(h).squeeze(-1)
+
+
+def _init(layer: nn.Linear, std: float = 2 ** 0.5) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def save_checkpoint(path: str | Path, net: PolicyNet, args: dict[str, Any]) -> None:
+    """Write a checkpoint ``PPOAgent`` can load (state dict, layer sizes, training args)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    torch.save({"model": state, "hidden": list(net.hidden), "args": args}, path)
+
+
+def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
+    """(network in eval mode, training args) from a checkpoint file."""
+    path = _resolve(path)
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    net = PolicyNet(tuple(data["hidden"]))
+    net.load_state_dict(data["model"])
+    net.eval()
+    return net, dict(data.get("args", {}))
+
+
+def _resolve(path: str | Path) -> Path:
+    """The path as given, else relative to the repository (for the shipped checkpoint)."""
+    path = Path(path)
+    if not path.exists() and not path.is_absolute():
+        repo = Path(__file__).resolve().parent.parent / path
+        if repo.exists():
+            return repo
+    if not path.exists():
+        raise FileNotFoundError(f"PPO checkpoint {str(path)!r} not found")
+    return path
+
+
+_CACHE: dict[str, tuple[PolicyNet, dict[str, Any]]] = {}
+
+
+class PPOAgent:
+    """Plays a ``PolicyNet`` through the batched agent protocol.
+
+    Args:
+        checkpoint: checkpoint file (default: the shipped 4-player Smoorverliefd one).
+        sample: sample from the policy instead of playing its most likely action.
+        threads: ``torch.set_num_threads`` (0: leave torch's setting alone).
+        net: play this network instead of loading ``checkpoint`` (used for self-play).
+    """
+
+    name = "ppo"
+    uses_observation = True
+
+    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, sample: bool = False,
+                 threads: int = 1, net: PolicyNet | None = None) -> None:
+        if threads:
+            torch.set_num_threads(int(threads))
+        if net is None:
+            key = str(_resolve(checkpoint).resolve())
+            if key not in _CACHE:
+                _CACHE[key] = load_checkpoint(key)
+            net, self.train_args = _CACHE[key]
+        else:
+            self.train_args = {}
+        self.net = net
+        self.sample = bool(sample)
+        self.checkpoint = checkpoint
+
+    @torch.no_grad()
+    def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        mask = check_mask(observations)
+        obs = torch.as_tensor(np.asarray(observations["observation"], np.float32))
+        logits, _ = self.net(obs, torch.as_tensor(mask))
+        if not self.sample:
+            return logits.argmax(dim=1).numpy().astype(np.int64)
+        # Gumbel-max with numpy's generator: reproducible from the caller's rng.
+        gumbel = -np.log(-np.log(rng.random(mask.shape)))
+        scores = np.where(mask, logits.numpy() + gumbel, -np.inf)
+        return np.argmax(scores, axis=1).astype(np.int64)

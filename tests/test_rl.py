@@ -1,0 +1,146 @@
+"""Reinforcement learning (the ``rl`` extra): the PPO trainer, the shipped ``ppo`` agent and
+sb3-contrib's ``MaskablePPO`` on ``SmoorEnv``. Skipped when PyTorch is not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import make_agent  # noqa: E402
+from smoor_env import Engine, Rules  # noqa: E402
+from smoor_env.gym_env import SmoorVectorEnv  # noqa: E402
+from smoor_env.observation import observe  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED = REPO / "checkpoints" / "ppo_smoorverliefd_4p.pt"
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def play_rounds(agent, rules: Rules, games: int, seed: int) -> np.ndarray:
+    """``agent`` in every seat of ``games`` rounds; asserts every action is legal.
+
+    Returns (games, P) round points.
+    """
+    engine = Engine(rules, games)
+    engine.reset(seed)
+    st = engine.state
+    rng = np.random.default_rng(seed)
+    while not st.match_over.all():
+        live = np.flatnonzero(~st.match_over)
+        mask = engine.legal_mask
+        obs = observe(engine, st.current_player)
+        actions = np.zeros(games, np.int64)
+        actions[live] = agent.act({"observation": obs[live], "action_mask": mask[live]}, rng)
+        assert mask[live, actions[live]].all(), "the agent played an illegal action"
+        engine.step(actions, active=~st.match_over)
+    return st.round_points.copy()
+
+
+def test_train_ppo_smoke(tmp_path: Path) -> None:
+    """A tiny run with self-play opponents writes a checkpoint and a learning curve."""
+    checkpoint = tmp_path / "tiny.pt"
+    cmd = [sys.executable, "-m", "experiments.train_ppo", "--total-timesteps", "512",
+           "--num-envs", "16", "--num-steps", "16", "--eval-interval", "1",
+           "--eval-episodes", "16", "--eval-baselines", "random", "--hidden", "32",
+           "--opponents", "random", "self", "greedy", "--snapshot-interval", "1",
+           "--out-dir", str(tmp_path / "runs"), "--checkpoint", str(checkpoint),
+           "--seed", "3"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = tmp_path / "runs" / "ppo__smoorverliefd_4p__seed3"
+    for path in (run / "model.pt", run / "args.json", run / "summary.json", checkpoint,
+                 tmp_path / "tiny_curve.csv", tmp_path / "tiny_curve.png",
+                 tmp_path / "tiny.json"):
+        assert path.exists(), path
+    assert json.loads((run / "args.json").read_text())["seed"] == 3
+    lines = (tmp_path / "tiny_curve.csv").read_text().splitlines()
+    assert lines[0].startswith("iteration,global_step") and len(lines) >= 3
+    agent = make_agent("ppo", checkpoint=str(checkpoint), sample=True)
+    points = play_rounds(agent, Rules(num_players=4, target_score=None), 8, seed=1)
+    assert points.shape == (8, 4)
+
+
+def test_shipped_checkpoint_plays_legal_moves() -> None:
+    assert SHIPPED.exists(), "the trained checkpoint is missing"
+    assert SHIPPED.stat().st_size < 5_000_000
+    agent = make_agent("ppo")  # the shipped checkpoint by default
+    assert agent.uses_observation
+    for sample in (False, True):
+        player = make_agent("ppo", checkpoint=str(SHIPPED), sample=sample)
+        play_rounds(player, Rules(num_players=4, target_score=None), 64, seed=7)
+    # Whole matches, and other player counts (the observation is player-count independent).
+    play_rounds(agent, Rules(num_players=4), 8, seed=8)
+    play_rounds(agent, Rules(num_players=3, target_score=None), 16, seed=9)
+
+
+def vector_env_points(agent, opponents: str, games: int, seed: int) -> np.ndarray:
+    """(games,) points of ``agent`` in seat 0 of single 4-player rounds on the vector env."""
+    env = SmoorVectorEnv(games, num_players=4, target_score=None, opponents=opponents,
+                         reward_mode="round")
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    total, done = np.zeros(games), np.zeros(games, bool)
+    while not done.all():
+        mask = info["action_mask"].copy()
+        mask[done] = True  # finished games restart; their action is ignored
+        actions = agent.act({"observation": obs, "action_mask": mask}, rng)
+        obs, reward, term, _, info = env.step(actions)
+        assert not info["illegal_action"].any()
+        total += np.where(done, 0, reward)
+        done |= term
+    return total
+
+
+def test_shipped_checkpoint_beats_random() -> None:
+    """Against three greedy players (its training opponents), on the same deals, the argmax
+    policy scores more than its fair share (17 points per 4-player round, 4.25 each) and
+    clearly more than a random player in its seat."""
+    ppo = vector_env_points(make_agent("ppo"), "greedy", 256, seed=0)
+    rand = vector_env_points(make_agent("random"), "greedy", 256, seed=0)
+    assert ppo.mean() > 4.25
+    assert (ppo - rand).mean() > 1.0
+
+
+def test_ppo_agent_in_win_rates(tmp_path: Path) -> None:
+    from experiments import win_rates
+
+    args = win_rates.Args(agents=[f"ppo:checkpoint={SHIPPED}", "random"], players=[4],
+                          rule_sets=["smoorverliefd"], deals=8, plots=False, progress=False,
+                          out_dir=str(tmp_path), run_name="t")
+    rows = win_rates.play_chunk(args, "smoorverliefd", 4, 0)
+    assert len(rows) == 8 * 4 * 4
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_maskable_ppo_trains_on_smoor_env() -> None:
+    gymnasium = pytest.importorskip("gymnasium")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from sb3_contrib.common.maskable.evaluation import evaluate_policy
+
+    import smoor_env  # noqa: F401  (registers the environments)
+
+    env = gymnasium.make("smoor_env/Smoorverliefd-v0", target_score=None,
+                         opponents="random", reward_mode="trick")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128,
+                                    n_epochs=2, seed=0, verbose=0)
+    model.learn(2048)
+    assert model.num_timesteps >= 2048
+    mean, _ = evaluate_policy(model, env, n_eval_episodes=4, warn=False)
+    assert np.isfinite(mean)
