@@ -112,14 +112,15 @@ class _Match:
                 return total, illegal
             moves = np.zeros(engine.batch_size, np.int64)
             mask = engine.legal_mask
+            seen = None  # each game's observation by its player to act, built once if needed
             for seat, agent in self.opponents.items():
-                games = waiting & (st.current_player == seat)
-                if games.any():
-                    obs = {"observation": observe(engine, seat) if agent.uses_observation
-                           else None, "action_mask": mask}
-                    rows = np.flatnonzero(games)
-                    sub = {k: None if v is None else v[rows] for k, v in obs.items()}
-                    moves[rows] = agent.act(sub, self.rng)
+                rows = np.flatnonzero(waiting & (st.current_player == seat))
+                if len(rows):
+                    if agent.uses_observation and seen is None:
+                        seen = observe(engine, st.current_player)
+                    batch = {"observation": None if not agent.uses_observation else seen[rows],
+                             "action_mask": mask[rows]}
+                    moves[rows] = agent.act(batch, self.rng)
             tricks = self.rewards.tricks()
             engine.step(moves, active=waiting & ~illegal)
             total += self.rewards.after_step(tricks)[:, self.seat]
