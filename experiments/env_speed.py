@@ -4,7 +4,9 @@
   uniformly random legal actions, whole matches of 4-player Smoorverliefd.
 * Vector: ``SmoorVectorEnv`` with random opponents; every learner step returns
   observations and masks for all sub-environments; reported per learner step
-  and per action of any seat (plies).
+  and per action of any seat (plies), with ``copy=True`` (a new observation
+  array per step, the default) and ``copy=False`` (the environment's own array,
+  for callers that copy it into a rollout buffer anyway).
 * If PettingZoo's ``texas_holdem_v4`` can be imported (it needs rlcard, not a
   dependency of this project), it is measured the same way for comparison.
 
@@ -59,12 +61,11 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def vector_steps_per_second(num_envs: int, seconds: float, seed: int) -> dict:
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules())
+def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool) -> dict:
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), copy=copy)
     rng = np.random.default_rng(seed)
     _, info = envs.reset(seed=seed)
     steps = 0
-    plies_before = 0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         mask = info["action_mask"]
@@ -72,7 +73,6 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int) -> dict:
         _, _, _, _, info = envs.step(actions)
         steps += 1
     elapsed = time.perf_counter() - start
-    del plies_before
     players = envs.rules.num_players
     return {"learner_steps_per_s": steps * num_envs / elapsed,
             "plies_per_s": steps * num_envs * players / elapsed}
@@ -93,10 +93,12 @@ def main(argv: list[str] | None = None) -> None:
         rows.append({"env": "pettingzoo texas_holdem_v4", "steps_per_s": rate})
         print(f"PettingZoo texas_holdem_v4 (same loop): {rate:12,.0f} steps/s", flush=True)
     for n in args.num_envs:
-        result = vector_steps_per_second(n, args.seconds, args.seed)
-        rows.append({"env": f"SmoorVectorEnv num_envs={n}", **result})
-        print(f"vector env, num_envs={n:6d}: {result['learner_steps_per_s']:12,.0f} learner "
-              f"steps/s ({result['plies_per_s']:,.0f} plies/s, random opponents)", flush=True)
+        for copy in (True, False):
+            result = vector_steps_per_second(n, args.seconds, args.seed, copy)
+            rows.append({"env": f"SmoorVectorEnv num_envs={n} copy={copy}", **result})
+            print(f"vector env, num_envs={n:6d}, copy={copy!s:5}: "
+                  f"{result['learner_steps_per_s']:12,.0f} learner steps/s "
+                  f"({result['plies_per_s']:,.0f} plies/s, random opponents)", flush=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows}, indent=1))

@@ -47,7 +47,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from smoor_env.engine import Engine
-from smoor_env.observation import OBSERVATION_SIZE, STATE_SIZE, full_state, observe
+from smoor_env.observation import (
+    OBSERVATION_SIZE,
+    STATE_SIZE,
+    ObservationTracker,
+    full_state,
+)
 from smoor_env.record import round_record
 from smoor_env.render import render_text
 from smoor_env.reward import Rewards
@@ -91,6 +96,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, (STATE_SIZE,), np.float32)
         self.engine = Engine(self.rules, 1)
+        # Every seat's observation of the one game, updated as the engine steps.
+        self._tracker = ObservationTracker(self.engine, np.arange(n), np.zeros(n, np.int64))
         self._rewards = Rewards(self.engine, reward_mode)
         self._rng = np.random.default_rng()
         self._seed: int | None = None
@@ -114,8 +121,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         options = options or {}  # only "deal" and "dealer" are read (PettingZoo passes others)
         deal = options.get("deal")
         dealer = options.get("dealer")
-        self.engine.reset(engine_seed, hands=None if deal is None else [deal],
-                          dealers=None if dealer is None else [dealer])
+        self._tracker.reset(engine_seed, hands=None if deal is None else [deal],
+                            dealers=None if dealer is None else [dealer])
         self._seed = engine_seed
         self._records = []
         self.agents = self.possible_agents[:]
@@ -129,7 +136,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.possible_agents.index(agent)
-        obs = observe(self.engine, seat)[0]
+        obs = self._tracker.out[seat].copy()
         mask = np.zeros(NUM_ACTIONS, np.int8)
         if agent == self.agent_selection and not self.engine.state.match_over[0]:
             mask[:] = self.engine.legal_mask[0]
@@ -149,7 +156,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             raise ValueError(f"{agent}: action must be an int (0..69), got {action!r}")
         tricks = self._rewards.tricks()
         try:  # the engine checks the action (and changes nothing if it is illegal)
-            self.engine.step(np.array([action]))
+            self._tracker.step(np.array([action]))
         except ValueError as error:
             raise ValueError(f"{agent}: {error}") from None
         rewards = self._rewards.after_step(tricks)[0]

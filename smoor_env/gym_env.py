@@ -35,7 +35,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from smoor_env.engine import Engine
-from smoor_env.observation import OBSERVATION_SIZE, observe
+from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observe
 from smoor_env.render import render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
@@ -80,6 +80,14 @@ class _Match:
         self.engine = engine
         self.seat = learner_seat
         self.opponents = opponents
+        # Each distinct opponent agent with the seats it plays (None: every other seat).
+        agents = {id(agent): agent for agent in opponents.values()}
+        self._agent_seats = [
+            (agent, None if len(agents) == 1 else
+             np.array([s for s, a in opponents.items() if a is agent]))
+            for agent in agents.values()]
+        # The learner's observation in every game, updated as the engine steps.
+        self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat))
         self.rewards = Rewards(engine, reward_mode)
         self.rng = np.random.default_rng()
 
@@ -102,7 +110,7 @@ class _Match:
                 engine.step(actions, active=active)  # raises, naming game, seat and action
             if (active & ~illegal).any():
                 tricks = self.rewards.tricks()
-                engine.step(np.where(illegal, 0, actions), active=active & ~illegal)
+                self.tracker.step(np.where(illegal, 0, actions), active=active & ~illegal)
                 total += self.rewards.after_step(tricks)[:, self.seat]
             total[illegal] = self.illegal_reward
             active = active & ~illegal
@@ -112,21 +120,27 @@ class _Match:
                 return total, illegal
             moves = np.zeros(engine.batch_size, np.int64)
             mask = engine.legal_mask
-            seen = None  # each game's observation by its player to act, built once if needed
-            for seat, agent in self.opponents.items():
-                rows = np.flatnonzero(waiting & (st.current_player == seat))
+            for agent, seats in self._agent_seats:  # each agent once, for all its seats
+                rows = np.flatnonzero(waiting if seats is None
+                                      else waiting & np.isin(st.current_player, seats))
                 if len(rows):
-                    if agent.uses_observation and seen is None:
-                        seen = observe(engine, st.current_player)
-                    batch = {"observation": None if not agent.uses_observation else seen[rows],
-                             "action_mask": mask[rows]}
-                    moves[rows] = agent.act(batch, self.rng)
+                    seen = None  # observations only for agents that read them
+                    if agent.uses_observation:
+                        seen = observe(engine, st.current_player[rows], rows)
+                    moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows]},
+                                            self.rng)
             tricks = self.rewards.tricks()
-            engine.step(moves, active=waiting & ~illegal)
+            self.tracker.step(moves, active=waiting & ~illegal)
             total += self.rewards.after_step(tricks)[:, self.seat]
 
-    def observation(self) -> np.ndarray:
-        return observe(self.engine, self.seat)
+    def reset(self, seed: int, **kwargs: Any) -> None:
+        """Start matches (``Engine.reset`` arguments) and forget their rewards."""
+        self.tracker.reset(seed, **kwargs)
+        self.rewards.reset(kwargs.get("games", slice(None)))
+
+    def observation(self, copy: bool = True) -> np.ndarray:
+        """(B, OBSERVATION_SIZE) the learner's observations (if not copy: the tracker's array)."""
+        return self.tracker.out.copy() if copy else self.tracker.out
 
 
 class SmoorEnv(gym.Env):
@@ -167,10 +181,9 @@ class SmoorEnv(gym.Env):
         self._match.rng = np.random.default_rng(self.np_random.integers(2**63))
         options = options or {}
         deal, dealer = options.get("deal"), options.get("dealer")
-        self.engine.reset(int(self.np_random.integers(2**63)),
+        self._match.reset(int(self.np_random.integers(2**63)),
                           hands=None if deal is None else [deal],
                           dealers=None if dealer is None else [dealer])
-        self._match.rewards.reset()
         self._match.advance(None, self._all)  # opponents before the learner's first turn
         self._ended = False
         return self._match.observation()[0], self._info(False)
@@ -208,6 +221,10 @@ class SmoorVectorEnv(VectorEnv):
     Args:
         num_envs: the number of sub-environments (games in the engine's batch).
         rules, learner_seat, opponents, reward_mode, rule_options: as for ``SmoorEnv``.
+        copy: as in Gymnasium's ``SyncVectorEnv``: if True (the default), ``reset`` and
+            ``step`` return a new observation array; if False, the environment's own
+            array, which the next step overwrites (saves a copy of N x 1076 floats per
+            step when the caller copies it into its rollout buffer anyway).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -215,9 +232,10 @@ class SmoorVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, rules: Rules | None = None, learner_seat: int = 0,
                  opponents: Any = "random", reward_mode: str = "round",
                  illegal_action: str = "end", illegal_reward: float = -1.0,
-                 **rule_options: Any) -> None:
+                 copy: bool = True, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
         self.num_envs = int(num_envs)
+        self.copy = bool(copy)
         self.single_observation_space = OBSERVATION_SPACE
         self.single_action_space = ACTION_SPACE
         self.observation_space = batch_space(OBSERVATION_SPACE, self.num_envs)
@@ -239,14 +257,13 @@ class SmoorVectorEnv(VectorEnv):
             self.action_space.seed(seed)
         self._start(np.arange(self.num_envs))
         self._match.advance(None, np.ones(self.num_envs, bool))
-        return self._match.observation(), self._info(np.zeros(self.num_envs, bool))
+        return self._match.observation(self.copy), self._info(np.zeros(self.num_envs, bool))
 
     def _start(self, games: np.ndarray) -> None:
         """(Re)start the matches of ``games``, each with a fresh game id of the seed's stream."""
         ids = self._episodes + np.arange(len(games))
         self._episodes += len(games)
-        self.engine.reset(self._seed, game_ids=ids, games=games)
-        self._match.rewards.reset(games)
+        self._match.reset(self._seed, game_ids=ids, games=games)
         self._needs_reset[games] = False
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
@@ -264,7 +281,8 @@ class SmoorVectorEnv(VectorEnv):
         terminated = self.engine.state.match_over | illegal
         self._needs_reset = terminated.copy()
         truncated = np.zeros(self.num_envs, bool)
-        return self._match.observation(), rewards, terminated, truncated, self._info(illegal)
+        return (self._match.observation(self.copy), rewards, terminated, truncated,
+                self._info(illegal))
 
     def _info(self, illegal: np.ndarray) -> dict:
         return {"action_mask": self.engine.legal_mask, "illegal_action": illegal}

@@ -50,6 +50,9 @@ centralised critics.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from smoor_env import cards as C
@@ -128,7 +131,7 @@ def score_scale(engine: Engine) -> float:
     return float(2 * hearts)
 
 
-def provisional_points(engine: Engine, state: State | None = None) -> np.ndarray:
+def provisional_points(engine: Engine, state: State | _Rows | None = None) -> np.ndarray:
     """(B, P) int32 round points as if the round ended now (Hearts: minus penalty points).
 
     The dead pile is taken as empty, so a sweep (or the moon) only counts once all
@@ -147,59 +150,206 @@ def _bits(masks: np.ndarray) -> np.ndarray:
                          bitorder="little")
 
 
-def observe(engine: Engine, seats: np.ndarray | int) -> np.ndarray:
-    """(B, OBSERVATION_SIZE) float32: what each game's observer seat knows.
+def observe(engine: Engine, seats: np.ndarray | int,
+            games: np.ndarray | None = None) -> np.ndarray:
+    """(n, OBSERVATION_SIZE) float32: what each game's observer seat knows.
 
     Every block is written in place into one zeroed array (the views of
-    ``split_observation``), seat-relative blocks through one (B, P) index of the
-    absolute seat behind each relative seat.
+    ``split_observation``), seat-relative blocks through one (n, P) index of the
+    absolute seat behind each relative seat. This is the definition of the
+    observation; ``ObservationTracker`` keeps the same values up to date step by
+    step, for the environments.
 
     Args:
         engine: the engine whose ``state`` is observed.
-        seats: (B,) absolute seat of the observer in each game (or one seat for all).
+        seats: (n,) absolute seat of the observer in each game (or one seat for all).
+        games: (n,) indices of the games to observe (repeats allowed); default all B.
     """
     st, rules, p = engine.state, engine.rules, engine.rules.num_players
-    b = st.batch_size
+    if games is None:
+        sub = st  # every game: read the arrays themselves
+    else:
+        games = np.asarray(games, dtype=np.int64)
+        sub = _Rows(st, games)
+    b = len(sub.phase)
     seat = np.broadcast_to(np.asarray(seats, dtype=np.int64), (b,))
     rows = np.arange(b)
-    by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (B, P) index: relative k
+    by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (n, P) index: relative k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
     out = np.zeros((b, OBSERVATION_SIZE), np.float32)
     v = split_observation(out)  # writable views into out
 
-    v["phase"][rows, st.phase] = 1
-    v["hand"][:] = _bits(st.hands[rows, seat])
-    trick = st.current_trick[by_rel]  # (B, P) card of each relative seat, -1 = none
+    v["phase"][rows, sub.phase] = 1
+    v["hand"][:] = _bits(sub.hands[rows, seat])
+    trick = sub.current_trick[by_rel]  # (n, P) card of each relative seat, -1 = none
     v["current_trick"][rows[:, None], ks, trick] = trick >= 0
-    current = np.minimum(st.trick_index, rules.num_tricks - 1)
-    leader = st.trick_leader[rows, current]  # (B,) absolute seat, -1 before the lead
-    v["trick_leader"][rows, (leader - seat) % p] = (st.trick_size > 0) & (leader >= 0)
+    current = np.minimum(sub.trick_index, rules.num_tricks - 1)
+    leader = sub.trick_leader[rows, current]  # (n,) absolute seat, -1 before the lead
+    v["trick_leader"][rows, (leader - seat) % p] = (sub.trick_size > 0) & (leader >= 0)
     # Cards played: what each seat held when play began, less what it holds now.
-    offset = pass_offsets(engine, st.round_number)  # (B,) 0 = no pass this round
-    passes = _card_sets(st.passes)  # (B, P) cards each seat chose to pass
-    exchanged = (offset > 0) & (st.phase != Phase.PASS)  # (B,) the cards changed hands
-    giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (B, P) who passes to each seat
-    received = passes[rows[:, None], giver]  # (B, P)
-    at_start = np.where(exchanged[:, None], (st.dealt & ~passes) | received, st.dealt)
-    v["played"][:, :p] = _bits((at_start & ~st.hands)[by_rel])
-    v["won"][:, :p] = _bits(st.won[by_rel])
-    v["voids"][:, :p] = _voids(st)[by_rel]
+    offset = pass_offsets(engine, sub.round_number)  # (n,) 0 = no pass this round
+    passes = _card_sets(sub.passes)  # (n, P) cards each seat chose to pass
+    exchanged = (offset > 0) & (sub.phase != Phase.PASS)  # (n,) the cards changed hands
+    giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (n, P) who passes to each seat
+    received = passes[rows[:, None], giver]  # (n, P)
+    at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
+    v["played"][:, :p] = _bits((at_start & ~sub.hands)[by_rel])
+    v["won"][:, :p] = _bits(sub.won[by_rel])
+    v["voids"][:, :p] = _voids(sub)[by_rel]
     scale = score_scale(engine)
-    v["round_points"][:, :p] = provisional_points(engine)[by_rel] / scale
+    v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale
-    v["totals"][:, :p] = st.totals[by_rel] / target
-    bids = st.bids[by_rel]  # (B, P)
+    v["totals"][:, :p] = sub.totals[by_rel] / target
+    bids = sub.bids[by_rel]  # (n, P)
     v["bids"][rows[:, None], ks, bids] = bids >= 0
-    v["cursed_suit"][rows, st.cursed_suit] = st.cursed_suit >= 0
-    v["dealer"][rows, (st.dealer - seat) % p] = 1
+    v["cursed_suit"][rows, sub.cursed_suit] = sub.cursed_suit >= 0
+    v["dealer"][rows, (sub.dealer - seat) % p] = 1
     v["pass_direction"][rows, offset] = offset > 0
     v["passed"][:] = _bits(passes[rows, seat])
     v["received"][:] = _bits(np.where(exchanged, received[rows, seat], np.uint64(0)))
-    v["hearts_broken"][:, 0] = st.hearts_broken
-    v["trick_number"][:, 0] = st.trick_index / rules.num_tricks
+    v["hearts_broken"][:, 0] = sub.hearts_broken
+    v["trick_number"][:, 0] = sub.trick_index / rules.num_tricks
     v["num_players"][:, p - 3] = 1
     v["rules"][:] = [rules.is_hearts] + [bool(getattr(rules, name)) for name in RULE_FLAGS]
     return out
+
+
+class _Rows:
+    """The state's arrays of some games only (copied on first use), read like a State."""
+
+    def __init__(self, state: State, games: np.ndarray) -> None:
+        self._state, self._games = state, games
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        rows = getattr(self._state, name)[self._games]
+        setattr(self, name, rows)
+        return rows
+
+
+class ObservationTracker:
+    """Observations of fixed (game, seat) pairs of an engine, kept up to date step by step.
+
+    ``observe`` builds all 1076 floats of an observation from the state; a card
+    played changes about five of them. The tracker owns ``out`` (M,
+    OBSERVATION_SIZE) float32, row r the observation of seat ``seats[r]`` in game
+    ``games[r]`` (a vector environment: one row per game; the AEC environment:
+    one row per seat of its single game), and steps the engine itself, so that
+    after every play-phase step it writes only what the card changed: the hand,
+    the trick in progress, the cards played, a revealed void, and at the end of a
+    trick the cards won, the provisional points and the trick count. Everything
+    else (a new round, the pass, bid and curse phases, the end of the match) is
+    rare and rebuilt with ``observe`` for the games concerned. The values equal
+    ``observe``'s exactly (a test checks this after every step).
+
+    Args:
+        engine: the engine to observe and step.
+        seats: (M,) absolute observer seat of each row.
+        games: (M,) game of each row; default ``0..M-1`` (then M must be B).
+    """
+
+    def __init__(self, engine: Engine, seats: np.ndarray | Sequence[int],
+                 games: np.ndarray | Sequence[int] | None = None) -> None:
+        self.engine = engine
+        self.seats = np.asarray(seats, dtype=np.int64)  # (M,)
+        m = len(self.seats)
+        self.games = np.arange(m) if games is None else np.asarray(games, dtype=np.int64)
+        if self.games.shape != (m,) or self.seats.ndim != 1:
+            raise ValueError(f"seats and games must be (M,) arrays of the same length, got "
+                             f"shapes {self.seats.shape} and {self.games.shape}")
+        if ((self.games < 0) | (self.games >= engine.batch_size)).any():
+            raise ValueError(f"games must be game indices 0..{engine.batch_size - 1}")
+        if ((self.seats < 0) | (self.seats >= engine.rules.num_players)).any():
+            raise ValueError(f"seats must be seats 0..{engine.rules.num_players - 1}")
+        # One row per game, in game order: rows and games are the same indices.
+        self._identity = m == engine.batch_size and bool((self.games == np.arange(m)).all())
+        self.out = np.zeros((m, OBSERVATION_SIZE), np.float32)  # (M, OBSERVATION_SIZE)
+        self._flat = self.out.reshape(-1)
+        self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
+        self._scale = score_scale(engine)
+        self.refresh()
+
+    def refresh(self, games: np.ndarray | None = None) -> None:
+        """Rebuild the rows of ``games`` (default all) from the state with ``observe``."""
+        rows = self._rows_of(games)
+        if len(rows):
+            self.out[rows] = observe(self.engine, self.seats[rows], self.games[rows])
+
+    def reset(self, seed: int, **kwargs: Any) -> State:
+        """``engine.reset(seed, **kwargs)``, then rebuild the rows of the games it started."""
+        state = self.engine.reset(seed, **kwargs)
+        self.refresh(kwargs.get("games"))
+        return state
+
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> State:
+        """``engine.step(actions, active)``, then bring every row up to date."""
+        st, p = self.engine.state, self.engine.rules.num_players
+        # What the step reads and changes, before it runs: (B,) each.
+        over, playing = st.match_over.copy(), st.phase == Phase.PLAY
+        seat, size, led = st.current_player.copy(), st.trick_size.copy(), st.led_suit.copy()
+        trick = st.trick_index.copy()
+        self.engine.step(actions, active)  # checks actions and active (or raises, unchanged)
+        live = ~over if active is None else np.asarray(active) & ~over  # (B,) games that acted
+        # A card played in the same round: the incremental update. Anything else: observe.
+        played = live & playing & (st.phase == Phase.PLAY) & ~st.round_over  # (B,)
+        self.refresh(np.flatnonzero(live & ~played))
+        rows = self._rows_of(np.flatnonzero(played))  # (n,) rows whose game played a card
+        if not len(rows):
+            return st
+        g = rows if self._identity else self.games[rows]  # (n,) their games
+        card = np.asarray(actions, dtype=np.int64)[g]  # (n,) the card played
+        rel = (seat[g] - self.seats[rows]) % p  # (n,) relative seat of its player
+        at = self._row_start[rows]  # (n,) flat index of each row's start
+        flat = self._flat
+        flat[at + (_AT["played"] + rel * 52 + card)] = 1
+        flat[at + (_AT["current_trick"] + rel * 52 + card)] = 1
+        own = rel == 0
+        flat[at[own] + (_AT["hand"] + card[own])] = 0
+        lead = size[g] == 0
+        flat[at[lead] + (_AT["trick_leader"] + rel[lead])] = 1
+        led = led[g].astype(np.int64)  # (n,) led suit before this card, -1 = it led
+        void = (led >= 0) & (card // 13 != led)
+        flat[at[void] + (_AT["voids"] + rel[void] * 4 + led[void])] = 1
+        if self.engine.rules.is_hearts:
+            flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
+        done = st.trick_index[g] != trick[g]  # (n,) the card completed a trick
+        if done.any():
+            self._finish_trick(rows[done], g[done], trick[g[done]], at[done])
+        return st
+
+    def _finish_trick(self, rows: np.ndarray, g: np.ndarray, trick: np.ndarray,
+                      at: np.ndarray) -> None:
+        """Rows whose game completed trick ``trick``: clear it, add the cards won, rescore."""
+        st, rules, p = self.engine.state, self.engine.rules, self.engine.rules.num_players
+        seats = self.seats[rows]  # (n,)
+        cards = st.trick_cards[g, trick].astype(np.int64)  # (n, P) card by absolute seat
+        winner = (st.trick_winner[g, trick] - seats) % p  # (n,) relative seat
+        leader = (st.trick_leader[g, trick] - seats) % p  # (n,)
+        flat = self._flat
+        flat[at + (_AT["trick_leader"] + leader)] = 0
+        for absolute in range(p):  # one seat (column) at a time
+            rel = (absolute - seats) % p
+            flat[at + (_AT["current_trick"] + rel * 52 + cards[:, absolute])] = 0
+            flat[at + (_AT["won"] + winner * 52 + cards[:, absolute])] = 1
+        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) absolute seats
+        by_rel = (seats[:, None] + np.arange(p)) % p  # (n, P) absolute seat of relative k
+        points = np.take_along_axis(points, by_rel, axis=1) / self._scale
+        start = _AT["round_points"]
+        self.out[rows, start:start + p] = points
+        self.out[rows, _AT["trick_number"]] = st.trick_index[g] / rules.num_tricks
+
+    def _rows_of(self, games: np.ndarray | None) -> np.ndarray:
+        """(n,) rows observing any of ``games`` (default: every row)."""
+        if games is None:
+            return np.arange(len(self.seats))
+        games = np.asarray(games, dtype=np.int64)
+        if self._identity:
+            return games
+        chosen = np.zeros(self.engine.batch_size, bool)  # (B,)
+        chosen[games] = True
+        return np.flatnonzero(chosen[self.games])
+
+
+_AT = {name: s.start for name, s in SLICES.items()}  # first column of each block
 
 
 def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
@@ -209,7 +359,7 @@ def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
     return cycle[(round_number.astype(np.int64) - 1) % 4]
 
 
-def _voids(st: State) -> np.ndarray:
+def _voids(st: State | _Rows) -> np.ndarray:
     """(B, P, 4) float32: suits each seat showed it lacks (it did not follow the led suit)."""
     completed = st.trick_winner >= 0  # (B, T)
     lead_card = np.take_along_axis(st.trick_cards, np.maximum(st.trick_leader, 0)[:, :, None],

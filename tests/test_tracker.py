@@ -1,0 +1,74 @@
+"""The incremental observations (``ObservationTracker``) equal ``observe`` after every step.
+
+The environments read observations from the tracker, which writes only what each
+step changed; ``observe`` builds them from the whole state. Random legal play over
+random rule sets, with games acting or waiting at random and some restarted
+midway, must keep the two equal, float for float.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_properties import SEEDS, rule_sets
+
+from smoor_env import Engine, Rules
+from smoor_env.observation import ObservationTracker, observe
+
+
+def _play_and_compare(rules: Rules, batch: int, seed: int, observers: str) -> None:
+    engine = Engine(rules, batch)
+    rng = np.random.default_rng(seed)
+    p = rules.num_players
+    if observers == "one per game":  # a vector environment: one learner seat per game
+        seats, games = rng.integers(0, p, batch), np.arange(batch)
+    else:  # the AEC environment: every seat of every game
+        seats, games = np.tile(np.arange(p), batch), np.repeat(np.arange(batch), p)
+    tracker = ObservationTracker(engine, seats, games)
+    tracker.reset(seed)
+    steps = 0
+    while not engine.state.match_over.all():
+        live = np.flatnonzero(~engine.state.match_over)
+        active = rng.random(batch) < 0.7
+        active[rng.choice(live)] = True  # at least one game acts
+        tracker.step(engine.sample_legal(rng), active)
+        steps += 1
+        assert np.array_equal(tracker.out, observe(engine, seats, games)), steps
+        if steps in (37, 74) and batch > 1:  # restart some games while the others play on
+            restart = rng.choice(batch, batch // 2, replace=False)
+            tracker.reset(seed, games=restart, game_ids=restart + 1000 * steps)
+            assert np.array_equal(tracker.out, observe(engine, seats, games))
+
+
+@settings(max_examples=25, deadline=None)
+@given(rules=rule_sets(max_rounds=2), seed=SEEDS,
+       observers=st.sampled_from(["one per game", "every seat"]))
+def test_tracker_equals_observe_after_every_step(rules: Rules, seed: int, observers: str):
+    _play_and_compare(rules, 6, seed, observers)
+
+
+def test_tracker_of_one_game_and_every_seat_equals_observe():
+    _play_and_compare(Rules(game="hearts", target_score=40), 1, seed=7, observers="every seat")
+
+
+def test_tracker_leaves_rows_unchanged_when_a_step_is_refused():
+    engine = Engine(Rules(), 4)
+    tracker = ObservationTracker(engine, [0, 1, 2, 3])
+    tracker.reset(1)
+    before = tracker.out.copy()
+    illegal = np.where(engine.legal_mask[:, :52], -1, np.arange(52))[:, :52].max(axis=1)
+    with pytest.raises(ValueError, match="illegal action in game 0"):
+        tracker.step(illegal)
+    assert np.array_equal(tracker.out, before)
+
+
+@pytest.mark.parametrize(("seats", "games", "message"), [
+    ([0, 1], [0], "same length"),
+    ([0, 4], [0, 1], "seats must be seats 0..3"),
+    ([0, 1], [0, 9], "games must be game indices 0..3"),
+])
+def test_tracker_rejects_bad_rows(seats, games, message):
+    with pytest.raises(ValueError, match=message):
+        ObservationTracker(Engine(Rules(), 4), seats, games)
