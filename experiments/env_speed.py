@@ -56,7 +56,8 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> float:
             if termination or truncation:
                 aec.step(None)
                 continue
-            aec.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            legal = np.flatnonzero(obs["action_mask"])
+            aec.step(int(legal[int(rng.random() * len(legal))]))  # (rng.choice costs more)
             steps += 1
     return steps / (time.perf_counter() - start)
 

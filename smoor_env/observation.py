@@ -282,6 +282,8 @@ class ObservationTracker:
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> State:
         """``engine.step(actions, active)``, then bring every row up to date."""
+        if self.engine.batch_size == 1:
+            return self._step_one_game(actions, active)
         st, p = self.engine.state, self.engine.rules.num_players
         # What the step reads and changes, before it runs: (B,) each.
         over, playing = st.match_over.copy(), st.phase == Phase.PLAY
@@ -314,6 +316,54 @@ class ObservationTracker:
         done = st.trick_index[g] != trick[g]  # (n,) the card completed a trick
         if done.any():
             self._finish_trick(rows[done], g[done], trick[g[done]], at[done])
+        return st
+
+    def _step_one_game(self, actions: np.ndarray, active: np.ndarray | None) -> State:
+        """``step`` for an engine of one game (the AEC and single-agent environments).
+
+        The same update as the batched one, written with Python scalars: with one
+        game the cost is the number of numpy calls, not the data.
+        """
+        engine, st = self.engine, self.engine.state
+        p = engine.rules.num_players
+        over, playing = bool(st.match_over[0]), int(st.phase[0]) == Phase.PLAY
+        seat, size, led = int(st.current_player[0]), int(st.trick_size[0]), int(st.led_suit[0])
+        trick = int(st.trick_index[0])
+        engine.step(actions, active)  # checks actions and active (or raises, unchanged)
+        if over or (active is not None and not np.asarray(active)[0]):
+            return st  # the game did not act
+        if not (playing and int(st.phase[0]) == Phase.PLAY and not st.round_over[0]):
+            self.refresh()
+            return st
+        card = int(np.asarray(actions)[0])
+        void = led >= 0 and card // 13 != led
+        done = int(st.trick_index[0]) != trick
+        if done:
+            cards = st.trick_cards[0, trick].tolist()  # (P,) card by absolute seat
+            winner, leader = int(st.trick_winner[0, trick]), int(st.trick_leader[0, trick])
+            points = (provisional_points(engine)[0] / self._scale).tolist()  # (P,)
+            tricks_done = st.trick_index[0] / engine.rules.num_tricks
+        for row, observer in enumerate(self.seats.tolist()):  # the seats observing (<= 5)
+            o = self.out[row]  # (OBSERVATION_SIZE,) view
+            rel = (seat - observer) % p
+            o[_AT["played"] + rel * 52 + card] = 1
+            o[_AT["current_trick"] + rel * 52 + card] = 1
+            if rel == 0:
+                o[_AT["hand"] + card] = 0
+            if size == 0:
+                o[_AT["trick_leader"] + rel] = 1
+            if void:
+                o[_AT["voids"] + rel * 4 + led] = 1
+            if engine.rules.is_hearts:
+                o[_AT["hearts_broken"]] = st.hearts_broken[0]
+            if done:
+                o[_AT["trick_leader"] + (leader - observer) % p] = 0
+                for absolute, c in enumerate(cards):
+                    o[_AT["current_trick"] + (absolute - observer) % p * 52 + c] = 0
+                    o[_AT["won"] + (winner - observer) % p * 52 + c] = 1
+                for k in range(p):
+                    o[_AT["round_points"] + k] = points[(observer + k) % p]
+                o[_AT["trick_number"]] = tricks_done
         return st
 
     def _finish_trick(self, rows: np.ndarray, g: np.ndarray, trick: np.ndarray,

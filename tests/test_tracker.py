@@ -42,11 +42,13 @@ def _play_and_compare(rules: Rules, batch: int, seed: int, observers: str) -> No
             assert np.array_equal(tracker.out, observe(engine, seats, games))
 
 
-@settings(max_examples=25, deadline=None)
-@given(rules=rule_sets(max_rounds=2), seed=SEEDS,
+@settings(max_examples=40, deadline=None)
+@given(rules=rule_sets(max_rounds=2), seed=SEEDS, batch=st.sampled_from([1, 6]),
        observers=st.sampled_from(["one per game", "every seat"]))
-def test_tracker_equals_observe_after_every_step(rules: Rules, seed: int, observers: str):
-    _play_and_compare(rules, 6, seed, observers)
+def test_tracker_equals_observe_after_every_step(rules: Rules, batch: int, seed: int,
+                                                  observers: str):
+    """Batches of one game take the tracker's scalar path, larger ones the batched one."""
+    _play_and_compare(rules, batch, seed, observers)
 
 
 def test_tracker_of_one_game_and_every_seat_equals_observe():
