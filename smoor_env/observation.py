@@ -43,6 +43,11 @@ With partners, ``round_points`` and ``totals`` show the team's numbers on both
 partners, as the engine does. Nothing about other seats' hands, the dead pile
 or cards passed between other seats is included.
 
+``observe`` builds observations from the whole state and is their definition.
+``ObservationTracker`` keeps chosen (game, seat) observations up to date while
+it steps the engine, writing only what each card changes (a few floats instead
+of 1076); the environments read their observations from it.
+
 ``full_state`` adds what no seat knows (every hand by absolute seat, the dead
 pile and every seat's passes) after the observation of absolute seat 0, for
 centralised critics.
