@@ -267,17 +267,30 @@ class ObservationTracker:
             raise ValueError(f"seats must be seats 0..{engine.rules.num_players - 1}")
         # One row per game, in game order: rows and games are the same indices.
         self._identity = m == engine.batch_size and bool((self.games == np.arange(m)).all())
-        self.out = np.zeros((m, OBSERVATION_SIZE), np.float32)  # (M, OBSERVATION_SIZE)
-        self._flat = self.out.reshape(-1)
+        self._out = np.zeros((m, OBSERVATION_SIZE), np.float32)  # (M, OBSERVATION_SIZE)
+        self._flat = self._out.reshape(-1)
+        # Rows to rebuild with observe before they are read: they are batched up over
+        # steps (one observe call, not one per step); updates to them meanwhile are moot.
+        self._stale = np.zeros(m, bool)  # (M,)
         self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
         self._scale = score_scale(engine)
         self.refresh()
 
+    @property
+    def out(self) -> np.ndarray:
+        """(M, OBSERVATION_SIZE) float32: the observations now (the tracker's own array)."""
+        if self._stale.any():
+            self._rebuild(np.flatnonzero(self._stale))
+        return self._out
+
     def refresh(self, games: np.ndarray | None = None) -> None:
         """Rebuild the rows of ``games`` (default all) from the state with ``observe``."""
-        rows = self._rows_of(games)
+        self._rebuild(self._rows_of(games))
+
+    def _rebuild(self, rows: np.ndarray) -> None:
         if len(rows):
-            self.out[rows] = observe(self.engine, self.seats[rows], self.games[rows])
+            self._out[rows] = observe(self.engine, self.seats[rows], self.games[rows])
+            self._stale[rows] = False
 
     def reset(self, seed: int, **kwargs: Any) -> State:
         """``engine.reset(seed, **kwargs)``, then rebuild the rows of the games it started."""
@@ -298,7 +311,7 @@ class ObservationTracker:
         live = ~over if active is None else np.asarray(active) & ~over  # (B,) games that acted
         # A card played in the same round: the incremental update. Anything else: observe.
         played = live & playing & (st.phase == Phase.PLAY) & ~st.round_over  # (B,)
-        self.refresh(np.flatnonzero(live & ~played))
+        self._stale[self._rows_of(np.flatnonzero(live & ~played))] = True
         rows = self._rows_of(np.flatnonzero(played))  # (n,) rows whose game played a card
         if not len(rows):
             return st
@@ -349,7 +362,7 @@ class ObservationTracker:
             points = (provisional_points(engine)[0] / self._scale).tolist()  # (P,)
             tricks_done = st.trick_index[0] / engine.rules.num_tricks
         for row, observer in enumerate(self.seats.tolist()):  # the seats observing (<= 5)
-            o = self.out[row]  # (OBSERVATION_SIZE,) view
+            o = self._out[row]  # (OBSERVATION_SIZE,) view
             rel = (seat - observer) % p
             o[_AT["played"] + rel * 52 + card] = 1
             o[_AT["current_trick"] + rel * 52 + card] = 1
@@ -389,8 +402,8 @@ class ObservationTracker:
         by_rel = (seats[:, None] + np.arange(p)) % p  # (n, P) absolute seat of relative k
         points = np.take_along_axis(points, by_rel, axis=1) / self._scale
         start = _AT["round_points"]
-        self.out[rows, start:start + p] = points
-        self.out[rows, _AT["trick_number"]] = st.trick_index[g] / rules.num_tricks
+        self._out[rows, start:start + p] = points
+        self._out[rows, _AT["trick_number"]] = st.trick_index[g] / rules.num_tricks
 
     def _rows_of(self, games: np.ndarray | None) -> np.ndarray:
         """(n,) rows observing any of ``games`` (default: every row)."""

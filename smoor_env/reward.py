@@ -49,6 +49,8 @@ class Rewards:
             tricks_before: ``tricks()`` read before the step.
         """
         st = self.engine.state
+        if self.mode == "round" and not st.round_over.any():  # nothing to pay
+            return np.zeros(self.paid.shape, np.float32)
         ended = st.round_over[:, None]  # (B, 1) the round ended: pay the real score
         rewards = np.where(ended, self._sign * st.round_points - self.paid, 0)
         if self.mode == "trick":
