@@ -243,8 +243,9 @@ class ObservationTracker:
     the trick in progress, the cards played, a revealed void, and at the end of a
     trick the cards won, the provisional points and the trick count. Everything
     else (a new round, the pass, bid and curse phases, the end of the match) is
-    rare and rebuilt with ``observe`` for the games concerned. The values equal
-    ``observe``'s exactly (a test checks this after every step).
+    rare and rebuilt with ``observe`` for the games concerned, all at once when
+    ``out`` is next read. The values equal ``observe``'s exactly (a test checks
+    this after every step).
 
     Args:
         engine: the engine to observe and step.
