@@ -156,7 +156,7 @@ def _bits(masks: np.ndarray) -> np.ndarray:
 
 
 def observe(engine: Engine, seats: np.ndarray | int,
-            games: np.ndarray | None = None) -> np.ndarray:
+            games: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """(n, OBSERVATION_SIZE) float32: what each game's observer seat knows.
 
     Every block is written in place into one zeroed array (the views of
@@ -169,6 +169,8 @@ def observe(engine: Engine, seats: np.ndarray | int,
         engine: the engine whose ``state`` is observed.
         seats: (n,) absolute seat of the observer in each game (or one seat for all).
         games: (n,) indices of the games to observe (repeats allowed); default all B.
+        out: an (n, OBSERVATION_SIZE) float32 array to write into (and return) instead
+            of a new one; reusing memory saves the cost of touching fresh pages.
     """
     st, rules, p = engine.state, engine.rules, engine.rules.num_players
     if games is None:
@@ -181,7 +183,13 @@ def observe(engine: Engine, seats: np.ndarray | int,
     rows = np.arange(b)
     by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (n, P) index: relative k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
-    out = np.zeros((b, OBSERVATION_SIZE), np.float32)
+    if out is None:
+        out = np.zeros((b, OBSERVATION_SIZE), np.float32)
+    elif out.shape != (b, OBSERVATION_SIZE) or out.dtype != np.float32:
+        raise ValueError(f"out must be a ({b}, {OBSERVATION_SIZE}) float32 array, got "
+                         f"{out.shape} {out.dtype}")
+    else:
+        out.fill(0)
     v = split_observation(out)  # writable views into out
 
     v["phase"][rows, sub.phase] = 1
@@ -273,6 +281,7 @@ class ObservationTracker:
         # Rows to rebuild with observe before they are read: they are batched up over
         # steps (one observe call, not one per step); updates to them meanwhile are moot.
         self._stale = np.zeros(m, bool)  # (M,)
+        self._scratch = np.zeros_like(self._out)  # (M, OBSERVATION_SIZE) for observe
         self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
         self._scale = score_scale(engine)
         self.refresh()
@@ -290,7 +299,9 @@ class ObservationTracker:
 
     def _rebuild(self, rows: np.ndarray) -> None:
         if len(rows):
-            self._out[rows] = observe(self.engine, self.seats[rows], self.games[rows])
+            scratch = self._scratch[:len(rows)]  # reused memory: no fresh pages to touch
+            observe(self.engine, self.seats[rows], self.games[rows], out=scratch)
+            self._out[rows] = scratch
             self._stale[rows] = False
 
     def reset(self, seed: int, **kwargs: Any) -> State:
@@ -434,11 +445,15 @@ def _voids(st: State | _Rows) -> np.ndarray:
     lead_card = np.take_along_axis(st.trick_cards, np.maximum(st.trick_leader, 0)[:, :, None],
                                    axis=2)[:, :, 0]  # (B, T) card the leader played
     led = np.concatenate([np.where(completed, lead_card // 13, -1), st.led_suit[:, None]],
-                         axis=1).astype(np.int64)  # (B, T+1) led suit; the trick in progress last
+                         axis=1).astype(np.int8)  # (B, T+1) led suit; the trick in progress last
     cards = np.concatenate([st.trick_cards, st.current_trick[:, None, :]], axis=1)  # (B,T+1,P)
-    missed = (cards >= 0) & (led[:, :, None] >= 0) & (cards // 13 != led[:, :, None])
-    led_suit = _one_hot(led, 4).astype(bool)  # (B, T+1, 4)
-    return (missed[:, :, :, None] & led_suit[:, :, None, :]).any(axis=1).astype(np.float32)
+    missed = (cards >= 0) & (cards // 13 != led[:, :, None])  # (B, T+1, P) did not follow
+    # Bit s set: a card was played off the led suit s; OR over the tricks, then unpack.
+    led_bit = np.where(led >= 0, np.uint8(1) << np.maximum(led, 0).astype(np.uint8),
+                       np.uint8(0))  # (B, T+1) uint8
+    shown = np.bitwise_or.reduce(np.where(missed, led_bit[:, :, None], np.uint8(0)),
+                                 axis=1)  # (B, P) uint8
+    return (shown[:, :, None] >> np.arange(4, dtype=np.uint8) & 1).astype(np.float32)
 
 
 STATE_EXTRA = (MAX_SEATS * 52, 52, MAX_SEATS * 52)  # hands, dead pile, passes
