@@ -1,0 +1,27 @@
+"""The environment-speed script runs end to end and compares with texas_holdem_v4 in the same run.
+
+Only that it measures and reports is checked here, not how fast anything is
+(timings on a shared machine are not test material).
+"""
+
+from __future__ import annotations
+
+import json
+
+from experiments import env_speed
+
+
+def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
+    out = tmp_path / "env_speed.json"
+    env_speed.main(["--seconds", "0.05", "--num-envs", "16", "--out", str(out)])
+    rows = {row["env"]: row for row in json.loads(out.read_text())["rows"]}
+    ours = rows["smoor_env AEC (4-player Smoorverliefd)"]
+    theirs = rows["pettingzoo texas_holdem_v4"]
+    ratio = rows["ratio smoor_env AEC / texas_holdem_v4"]
+    assert ours["steps_per_s"] > 0 and theirs["steps_per_s"] > 0
+    assert ratio["steps_per_s"] == ours["steps_per_s"] / theirs["steps_per_s"]
+    assert ours["steps_per_episode"] > 50 > theirs["steps_per_episode"]  # a match vs a hand
+    for copy in (True, False):
+        vector = rows[f"SmoorVectorEnv num_envs=16 copy={copy}"]
+        assert vector["plies_per_s"] == 4 * vector["learner_steps_per_s"]
+    assert "same run" in capsys.readouterr().out
