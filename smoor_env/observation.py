@@ -283,6 +283,10 @@ class ObservationTracker:
         self._stale = np.zeros(m, bool)  # (M,)
         self._scratch = np.zeros_like(self._out)  # (M, OBSERVATION_SIZE) for observe
         self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
+        p = engine.rules.num_players
+        # Per absolute seat a: flat index of card 0 of a's place in current_trick, per row.
+        self._trick_at = [self._row_start + _AT["current_trick"] + (a - self.seats) % p * 52
+                          for a in range(p)]  # P x (M,)
         self._scale = score_scale(engine)
         self.refresh()
 
@@ -332,8 +336,9 @@ class ObservationTracker:
         rel = (seat[g] - self.seats[rows]) % p  # (n,) relative seat of its player
         at = self._row_start[rows]  # (n,) flat index of each row's start
         flat = self._flat
-        flat[at + (_AT["played"] + rel * 52 + card)] = 1
-        flat[at + (_AT["current_trick"] + rel * 52 + card)] = 1
+        at_card = at + rel * 52 + card  # (n,) flat index of (relative seat, card) in a block
+        flat[at_card + _AT["played"]] = 1
+        flat[at_card + _AT["current_trick"]] = 1
         own = rel == 0
         flat[at[own] + (_AT["hand"] + card[own])] = 0
         lead = size[g] == 0
@@ -406,10 +411,11 @@ class ObservationTracker:
         leader = (st.trick_leader[g, trick] - seats) % p  # (n,)
         flat = self._flat
         flat[at + (_AT["trick_leader"] + leader)] = 0
+        won_at = at + (_AT["won"] + winner * 52)  # (n,) flat index of the winner's card 0
         for absolute in range(p):  # one seat (column) at a time
-            rel = (absolute - seats) % p
-            flat[at + (_AT["current_trick"] + rel * 52 + cards[:, absolute])] = 0
-            flat[at + (_AT["won"] + winner * 52 + cards[:, absolute])] = 1
+            card = cards[:, absolute]  # (n,)
+            flat[self._trick_at[absolute][rows] + card] = 0
+            flat[won_at + card] = 1
         points = provisional_points(self.engine, _Rows(st, g))  # (n, P) absolute seats
         by_rel = (seats[:, None] + np.arange(p)) % p  # (n, P) absolute seat of relative k
         points = np.take_along_axis(points, by_rel, axis=1) / self._scale
