@@ -18,13 +18,14 @@ Results are printed and written to ``results/env_speed.json``.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pettingzoo
 
 from experiments.cli import parse_args
 from smoor_env import Rules, env
@@ -97,13 +98,12 @@ def main(argv: list[str] | None = None) -> None:
     print(f"AEC, one game, observation every step: {ours['steps_per_s']:12,.0f} steps/s "
           f"({ours['steps_per_s_without_reset']:,.0f} outside reset())", flush=True)
     try:
-        with warnings.catch_warnings():  # rlcard warns about its own API when imported
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from pettingzoo.classic import texas_holdem_v4
+        importlib.import_module("pettingzoo.classic.rlcard_envs.texas_holdem")
     except ImportError as error:  # rlcard or pygame missing (the bench extra has them)
         print(f"texas_holdem_v4 not measured ({type(error).__name__}: {error})")
     else:
-        theirs = aec_steps_per_second(texas_holdem_v4.env, args.seconds, args.seed)
+        theirs = aec_steps_per_second(lambda: pettingzoo.make("aec", "classic/texas_holdem-v4"),
+                                      args.seconds, args.seed)
         rows.append({"env": "pettingzoo texas_holdem_v4", **theirs})
         print(f"PettingZoo texas_holdem_v4 (same loop): {theirs['steps_per_s']:12,.0f} steps/s "
               f"({theirs['steps_per_s_without_reset']:,.0f} outside reset())", flush=True)
