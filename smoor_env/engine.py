@@ -62,6 +62,8 @@ _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB13311
     np.uint64(0x9E3779B97F4A7C15)
 
 
+# The value of every element of each State.finished array in an empty State.
+_EMPTY_FILL = {name: array.flat[0] for name, array in State.empty(1, 1, 1).finished.items()}
 _SUIT_OF = (np.arange(C.NUM_CARDS) // 13).astype(np.int8)  # (52,) suit of each card id
 _NONE = np.int8(-1)
 _ZERO = np.uint64(0)
@@ -198,13 +200,16 @@ class Engine:
         # action space; without them every legal set is already the action mask.
         self._wide_actions = rules.bidding or rules.cupids_arrow
         # Deal: draw counters, and the free slots of each seat (the dead pile is seat P) as
-        # prefix sums, one byte each: byte j = free slots in seats 0..j (bytes past P: all).
+        # prefix sums, one byte each: byte j = 0x80 | (free slots in seats 0..j) - 1
+        # (bytes past P: all), see _deal_seats.
         deck_size = len(self._deck_cards)
         self._draw_counters = np.arange(1, (deck_size + 1) // 2 + 1, dtype=np.uint64) * _GOLDEN
         self._slots_left = [np.uint64(deck_size - i) for i in range(deck_size)]
         slots = [rules.hand_size] * p + [rules.dead_count]
-        self._free_slots = np.uint64(sum(sum(slots[: j + 1]) << (8 * j) for j in range(8)))
+        free = sum(sum(slots[: j + 1]) << (8 * j) for j in range(8))  # byte j: seats 0..j
+        self._free_slots_swar = np.uint64(free - int(_LANES_1) + int(_LANES_HIGH))
         self.state = State.empty(self.batch_size, p, rules.num_tricks)
+        self._own_state: State | None = None  # the last State that reset made (reused)
         self.state.phase[:] = Phase.OVER  # nothing is legal before reset
 
     # ------------------------------------------------------------ caches
@@ -316,13 +321,23 @@ class Engine:
             if start_totals.shape != (n, p) or not np.issubdtype(start_totals.dtype, np.integer):
                 raise ValueError(f"totals must be ints of shape ({n}, {p}), got {totals!r}")
         given = None if hands is None else self._check_hands(hands, n)
-        state = State.empty(n, p, self.rules.num_tricks)
+        if rows is None and self._state is self._own_state:
+            # Every game restarts: refill the engine's own arrays rather than allocate a
+            # new State. _start_round rewrites the round's fields; these are the others.
+            state = self._own_state
+            for array in (state.round_points, state.round_winners, state.round_over,
+                          state.match_over, state.winners):
+                array.fill(0)
+            for name, array in state.finished.items():
+                array.fill(_EMPTY_FILL[name])
+        else:
+            state = State.empty(n, p, self.rules.num_tricks)
         state.game_key[:] = game_key
         state.dealer[:] = first_dealer
         state.round_number[:] = first_round
         state.totals[:] = start_totals
         if rows is None:
-            self.state = state
+            self.state = self._own_state = state
             rows = self._all
         else:  # write the new games' rows into the running batch
             for name, value in vars(state).items():
@@ -372,25 +387,40 @@ class Engine:
         Card by card, each card of the deck goes to a free slot chosen uniformly among
         all free slots (the P hands and the dead pile): every split of the deck into
         hands and dead pile is equally likely, as with a shuffle dealt out (and the seat
-        the dealing starts from does not matter). This needs one draw and a dozen
-        whole-batch operations per card, with no gather or scatter, and the card's
-        seat is found by comparing the draw with the prefix sums of free slots, one
-        byte per seat, all at once (byte-wise "SWAR" arithmetic in a uint64).
+        the dealing starts from does not matter). See ``_deal_seats``.
         """
         st, p = self.state, self._players
         with np.errstate(over="ignore"):
-            # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r):
-            # each 64-bit output gives two 32-bit draws, for two cards.
+            # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r).
             key = _mix(st.game_key[rows] + st.round_number[rows].astype(np.uint64) * _MIX2)
-            upto = np.full(games, self._free_slots)  # (games,) byte j: free slots in seats 0..j
-            # Seat of each card id (0xFF: not in the deck), game by game so that the
-            # packing below reads whole rows; written one (strided) column per card.
-            seat_of = np.full((games, 64), 0xFF, np.uint8)
-            # Large batches work in place (out=, no allocation per card); for a few games
-            # fresh small arrays are cheaper than numpy's in-place machinery.
-            big = games >= 64
-            word, slot, tmp = (np.empty(games, np.uint64) if big else None for _ in range(3))
-            seat = np.empty(games, np.uint8) if big else None
+        # 8 - seat of each card id (0: not in the deck), game by game so that the packing
+        # below reads whole rows.
+        seat_code = np.zeros((games, 64), np.uint8)
+        self._deal_seats(key, seat_code)
+        # Bit c of seat s's hand = (seat_code[c] == 8 - s): packbits turns 64 flags into 8 bytes.
+        hands = np.empty((games, p), np.uint64)
+        for s in range(p):
+            packed = np.packbits(seat_code == 8 - s, axis=1, bitorder="little")  # (games, 8)
+            hands[:, s] = packed.view(np.uint64)[:, 0]
+        return hands
+
+    def _deal_seats(self, key: np.ndarray, seat_code: np.ndarray) -> None:
+        """Deal n games of keys ``key`` (n,): 8 - seat of each card into ``seat_code`` (n, 64).
+
+        Each 64-bit output of a game's stream gives two 32-bit draws, for two cards; a
+        draw times the number of free slots left, >> 32, is the card's slot. Its seat is
+        found by comparing the slot with the prefix sums of free slots, one byte per seat
+        (the dead pile is seat P), all at once ("SWAR" byte-wise arithmetic in a uint64):
+        about a dozen whole-batch operations per card, no gather or scatter.
+        """
+        n = len(key)
+        # Large batches work in place (out=, no allocation per card); for a few games
+        # fresh small arrays are cheaper than numpy's in-place machinery.
+        big = n >= 64
+        word, slot, tmp = (np.empty(n, np.uint64) if big else None for _ in range(3))
+        # Byte j: 0x80 | (free slots in seats 0..j) - 1 (bytes past P: all slots left).
+        upto = np.full(n, self._free_slots_swar)  # (n,) uint64
+        with np.errstate(over="ignore"):
             for i, card in enumerate(self._deck_cards.tolist()):
                 if i % 2 == 0:  # a fresh 64-bit word, made and used while in cache
                     word = _mix(np.add(key, self._draw_counters[i // 2], out=word), tmp)
@@ -400,23 +430,16 @@ class Engine:
                 # `left` free slots remain in every game: a uniform slot 0..left-1.
                 draw = np.multiply(draw, self._slots_left[i], out=slot)
                 draw = np.right_shift(draw, _U32, out=slot)
-                # Byte j of `ge` becomes 0x80 iff slot >= upto_j (all values < 128, so no
-                # borrow crosses bytes); the seat is the number of such bytes.
-                ge = np.multiply(draw, _LANES_1, out=slot)
-                ge = np.bitwise_or(ge, _LANES_HIGH, out=slot)
-                ge = np.subtract(ge, upto, out=slot)
-                ge = np.bitwise_and(ge, _LANES_HIGH, out=slot)
-                seat_of[:, card] = np.bitwise_count(ge, out=seat)
+                # Byte j of `lt` becomes 0x80 iff slot < free slots in seats 0..j, i.e.
+                # iff seat <= j (all values < 128, so no borrow crosses bytes): 8 - seat
+                # such bytes.
+                lt = np.multiply(draw, _LANES_1, out=slot)
+                lt = np.subtract(upto, lt, out=slot)
+                lt = np.bitwise_and(lt, _LANES_HIGH, out=slot)
+                np.bitwise_count(lt, out=seat_code[:, card])
                 # One slot fewer in that seat and after: 1 off every byte j >= seat.
-                ge = np.right_shift(ge, _U7, out=slot)  # 0x01 in the bytes j < seat
-                upto = np.add(upto, ge, out=upto if big else None)
-                upto = np.subtract(upto, _LANES_1, out=upto if big else None)
-        # Bit c of seat s's hand = (seat_of[c] == s): packbits turns 64 flags into 8 bytes.
-        hands = np.empty((games, p), np.uint64)
-        for s in range(p):
-            packed = np.packbits(seat_of == s, axis=1, bitorder="little")  # (games, 8) uint8
-            hands[:, s] = packed.view(np.uint64)[:, 0]
-        return hands
+                lt = np.right_shift(lt, _U7, out=slot)
+                upto = np.subtract(upto, lt, out=upto if big else None)
 
     # ------------------------------------------------------------- round flow
     def _start_round(self, idx: np.ndarray, given: np.ndarray | None = None) -> None:
