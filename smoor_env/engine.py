@@ -65,6 +65,7 @@ _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB13311
 # The value of every element of each State.finished array in an empty State.
 _EMPTY_FILL = {name: array.flat[0] for name, array in State.empty(1, 1, 1).finished.items()}
 _SUIT_OF = (np.arange(C.NUM_CARDS) // 13).astype(np.int8)  # (52,) suit of each card id
+_SUIT_MASK_OF_CARD = C.SUIT_MASKS.take(_SUIT_OF)  # (52,) uint64 cards of each card's suit
 _NONE = np.int8(-1)
 _ZERO = np.uint64(0)
 # legal_mask: per phase, how far the legal bits move to land on their action ids, as
@@ -213,12 +214,15 @@ class Engine:
         self.state.phase[:] = Phase.OVER  # nothing is legal before reset
 
     # ------------------------------------------------------------ caches
-    # Two facts about the state are remembered between steps, to spare the hot path a
-    # few whole-batch tests (and numpy calls, which dominate at small batch sizes):
+    # Facts about the state are remembered between steps, to spare the hot path a few
+    # whole-batch tests and gathers (and numpy calls, which dominate at small batch sizes):
     #   _lockstep: (trick position, trick index) when every game is live, in the play
     #       phase and at that same place; None when unknown or not so.
     #   _round_over_clear: state.round_over is known to be all False.
-    # Only the engine writes the state; assigning ``engine.state`` forgets both.
+    #   _play_cache: (lockstep, hand of the player to act, cards of the led suit or None),
+    #       left by a lockstep step; valid while _lockstep is that very tuple.
+    # Only the engine writes the state; assigning ``engine.state`` (or refresh_legal)
+    # forgets them.
     @property
     def state(self) -> State:
         """The ``State`` of the B games (mutated in place by ``reset`` and ``step``)."""
@@ -229,10 +233,12 @@ class Engine:
         self._state = state
         self._lockstep: tuple[int, int] | None = None
         self._round_over_clear = False
+        self._play_cache = None
 
     def refresh_legal(self) -> None:
         """Recompute every game's legal set from its state (after installing a state built
         by hand, e.g. a sampled world: ``engine.state = world; engine.refresh_legal()``)."""
+        self._play_cache = None
         self._update_legal(self._all)
 
     def _find_lockstep(self) -> tuple[int, int] | None:
@@ -512,18 +518,22 @@ class Engine:
 
     def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray,
                     leading: np.ndarray | bool | None = None,
-                    first: np.ndarray | bool | None = None) -> np.ndarray:
+                    first: np.ndarray | bool | None = None,
+                    led_mask: np.ndarray | None = None) -> np.ndarray:
         """(n,) uint64 legal cards of the player to act in games ``rows`` (play phase).
 
         ``leading`` (nobody has played to the trick yet) and ``first`` (it is the first
         trick) are read from the state, or given as Python bools when they are the same
-        for every game (lockstep), which skips the work they make pointless.
+        for every game (lockstep), which skips the work they make pointless;
+        ``led_mask`` (n,) uint64: the cards of the led suit, when already known.
         """
         st = self.state
         if leading is True:
             follow, legal = _ZERO, hand
         else:
-            follow = hand & _LED_MASKS.take(st.led_suit[rows])  # (n,) empty while leading
+            if led_mask is None:
+                led_mask = _LED_MASKS.take(st.led_suit[rows])  # (n,) empty while leading
+            follow = hand & led_mask  # (n,) cards of the led suit in hand
             legal = np.where(follow, follow, hand)  # follow suit if you can
         if not self.rules.is_hearts:
             return legal
@@ -609,7 +619,7 @@ class Engine:
             bit = np.left_shift(self._ones, a.view(np.uint64))  # (B,) uint64
             if np.count_nonzero(np.bitwise_and(st.legal, bit)) == self.batch_size:
                 self._clear_round_over()
-                self._play(self._all, a, bit, lock)
+                self._play_lockstep(a, bit, lock)
                 return st
             self._raise_illegal(a)
         return self._step_games(a, ~st.match_over)
@@ -679,69 +689,81 @@ class Engine:
                 f"legal: {' '.join(action_str(x) for x in legal)}")
 
     # ---------------------------------------------------------------- phases
-    def _play(self, idx: np.ndarray, card: np.ndarray, bit: np.ndarray | None = None,
-              lock: tuple[int, int] | None = None) -> None:
-        """Play one card in games idx (all in the play phase).
+    def _play_lockstep(self, card: np.ndarray, bit: np.ndarray, lock: tuple[int, int]) -> None:
+        """Play one card in every game, all at place ``lock`` = (trick position, trick index).
 
-        ``lock`` = (trick position, trick index) when idx is every game and all are at
-        that place (the usual case: a batch that starts together stays in lockstep):
-        then the lead, the trick's end and the next legal sets are decided once for
-        all, and whole arrays are written instead of indexed rows.
+        The hot path (a batch that starts together stays in lockstep): the lead, the
+        trick's end and the next legal sets are decided once for all, and whole arrays
+        are written instead of indexed rows. ``card`` (B,) int64 and ``bit`` (B,) uint64
+        are the cards played. The hand of the player to act and the led suit's cards,
+        found for the legal sets, are kept for the next step (``_play_cache``).
         """
         st, p = self.state, self._players
-        everyone = idx is self._all
-        rows = slice(None) if everyone else idx  # views instead of copies on the hot path
-        base = self._base if everyone else idx * p  # (n,) flat offset of seat 0
-        bit = C.CARD_BITS.take(card) if bit is None else bit  # (n,) uint64
-        seat = st.current_player[rows]  # (n,) int8 (a view when everyone: read it first)
-        at = base + seat  # (n,) int64 flat index of (game, seat) in (B, P) arrays
+        pos, trick = lock
+        seat = st.current_player  # (B,) int8 (read before it is overwritten below)
+        at = np.add(self._base, seat)  # (B,) int64 flat index of (game, seat) in (B, P) arrays
         hands = st.hands.reshape(-1)
-        hands[at] = hands.take(at) ^ bit
-        if everyone:
-            np.bitwise_or(st.played, bit, out=st.played)
-            np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
+        cache = self._play_cache
+        if cache is not None and cache[0] is lock:  # the previous step left the lockstep here
+            _, hand, led_mask = cache  # (B,) hand of the player to act, (B,) led suit or None
         else:
-            st.played[idx] |= bit
-            st.trick_mask[idx] |= bit
+            hand, led_mask = hands.take(at), None
+        hands[at] = np.bitwise_xor(hand, bit, out=hand)
+        np.bitwise_or(st.played, bit, out=st.played)
+        np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
         st.current_trick.reshape(-1)[at] = card.astype(np.int8)  # (cast first: faster)
         if self.rules.is_hearts:
-            st.hearts_broken[rows] |= self._breaks_hearts.take(card)
-        if lock is not None:
-            pos, trick = lock
-            if pos == 0:
-                self._lead(idx, rows, seat, card, trick)
-            if pos + 1 < p:
-                st.trick_size.fill(pos + 1)
-                self._next_seat.take(seat, out=st.current_player)
-                self._lockstep = (pos + 1, trick)
-            else:
-                st.trick_size.fill(0)
-                self._finish_trick(idx, trick)  # the winner leads next
-                if trick + 1 == self.rules.num_tricks:
-                    return  # the round ended: _end_round set the legal sets
-                trick += 1
-            hand = hands.take(base + st.current_player)  # (B,) hand of the player to act
-            st.legal[:] = self._play_legal(rows, hand, pos + 1 == p, trick == 0)
-            return
-        size = st.trick_size[rows]  # (n,) cards already in the trick
+            st.hearts_broken |= self._breaks_hearts.take(card)
+        if pos == 0:
+            self._lead(self._all, slice(None), seat, card, trick)
+            led_mask = _SUIT_MASK_OF_CARD.take(card)  # (B,) uint64 cards of the led suit
+        if pos + 1 < p:
+            st.trick_size.fill(pos + 1)
+            self._next_seat.take(seat, out=st.current_player)
+            self._lockstep = (pos + 1, trick)
+        else:
+            st.trick_size.fill(0)
+            self._finish_trick(self._all, trick)  # the winner leads next
+            if trick + 1 == self.rules.num_tricks:
+                self._play_cache = None
+                return  # the round ended: _end_round set the legal sets
+            trick, led_mask = trick + 1, None
+        hand = hands.take(np.add(self._base, st.current_player, out=at))  # (B,) player to act
+        st.legal[:] = self._play_legal(slice(None), hand, pos + 1 == p, trick == 0, led_mask)
+        self._play_cache = (self._lockstep, hand, led_mask)
+
+    def _play(self, idx: np.ndarray, card: np.ndarray) -> None:
+        """Play one card in games idx (all in the play phase), at any mix of places."""
+        st, p = self.state, self._players
+        bit = C.CARD_BITS.take(card)  # (n,) uint64
+        seat = st.current_player[idx]  # (n,) int8
+        at = idx * p + seat  # (n,) int64 flat index of (game, seat) in (B, P) arrays
+        hands = st.hands.reshape(-1)
+        hands[at] = hands.take(at) ^ bit
+        st.played[idx] |= bit
+        st.trick_mask[idx] |= bit
+        st.current_trick.reshape(-1)[at] = card.astype(np.int8)  # (cast first: faster)
+        if self.rules.is_hearts:
+            st.hearts_broken[idx] |= self._breaks_hearts.take(card)
+        size = st.trick_size[idx]  # (n,) cards already in the trick
         first = int(size[0])
         if (size == first).all():  # the same position in every game of idx
             if first == 0:
-                self._lead(idx, rows, seat, card)
+                self._lead(idx, idx, seat, card)
             if first + 1 == p:
-                st.trick_size[rows] = 0
+                st.trick_size[idx] = 0
                 self._finish_trick(idx)  # the winner leads next
             else:
-                st.trick_size[rows] = first + 1
-                st.current_player[rows] = self._next_seat.take(seat)
+                st.trick_size[idx] = first + 1
+                st.current_player[idx] = self._next_seat.take(seat)
         else:
             leading = size == 0
             if leading.any():
                 lead = idx[leading]
                 self._lead(lead, lead, seat[leading], card[leading])
             done = size + 1 == p
-            st.trick_size[rows] = np.where(done, 0, size + 1)
-            st.current_player[rows] = self._next_seat.take(seat)
+            st.trick_size[idx] = np.where(done, 0, size + 1)
+            st.current_player[idx] = self._next_seat.take(seat)
             if done.any():
                 self._finish_trick(idx[done])  # the winner leads next
         self._update_legal(idx)
