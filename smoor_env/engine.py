@@ -196,6 +196,8 @@ class Engine:
         self._curse_legal = np.uint64(curse)
         self._bid_legal = np.uint64((1 << 14) - 1)
         self._ones = np.ones(self.batch_size, np.uint64)  # (B,) for 1 << action
+        # A few games: the cost is the number of numpy calls, not passes over memory.
+        self._few = self.batch_size < 64
         self._sample_buffers: tuple[np.ndarray, ...] | None = None  # sample_legal's scratch
         # Bids (52..65) and cursed suits (66..69) are the only actions past bit 63 of the
         # action space; without them every legal set is already the action mask.
@@ -219,8 +221,9 @@ class Engine:
     #   _lockstep: (trick position, trick index) when every game is live, in the play
     #       phase and at that same place; None when unknown or not so.
     #   _round_over_clear: state.round_over is known to be all False.
-    #   _play_cache: (lockstep, hand of the player to act, cards of the led suit or None),
-    #       left by a lockstep step; valid while _lockstep is that very tuple.
+    #   _play_cache: (lockstep, flat index and hand of the player to act, cards of the
+    #       led suit or None), left by a lockstep step; valid while _lockstep is that
+    #       very tuple.
     # Only the engine writes the state; assigning ``engine.state`` (or refresh_legal)
     # forgets them.
     @property
@@ -519,13 +522,15 @@ class Engine:
     def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray,
                     leading: np.ndarray | bool | None = None,
                     first: np.ndarray | bool | None = None,
-                    led_mask: np.ndarray | None = None) -> np.ndarray:
+                    led_mask: np.ndarray | None = None,
+                    out: np.ndarray | None = None) -> np.ndarray:
         """(n,) uint64 legal cards of the player to act in games ``rows`` (play phase).
 
         ``leading`` (nobody has played to the trick yet) and ``first`` (it is the first
         trick) are read from the state, or given as Python bools when they are the same
         for every game (lockstep), which skips the work they make pointless;
-        ``led_mask`` (n,) uint64: the cards of the led suit, when already known.
+        ``led_mask`` (n,) uint64: the cards of the led suit, when already known. ``out``:
+        an (n,) array the result may be written to (it is returned either way).
         """
         st = self.state
         if leading is True:
@@ -534,7 +539,12 @@ class Engine:
             if led_mask is None:
                 led_mask = _LED_MASKS.take(st.led_suit[rows])  # (n,) empty while leading
             follow = hand & led_mask  # (n,) cards of the led suit in hand
-            legal = np.where(follow, follow, hand)  # follow suit if you can
+            # Follow suit if you can: the hand where no card follows, else those cards.
+            if self._few:
+                legal = np.where(follow, follow, hand)
+            else:  # the same in fewer passes over memory (cheaper than np.where)
+                legal = np.multiply(hand, follow == 0, out=out)
+                legal |= follow
         if not self.rules.is_hearts:
             return legal
         leading = st.trick_size[rows] == 0 if leading is None else np.bool_(leading)
@@ -695,19 +705,19 @@ class Engine:
         The hot path (a batch that starts together stays in lockstep): the lead, the
         trick's end and the next legal sets are decided once for all, and whole arrays
         are written instead of indexed rows. ``card`` (B,) int64 and ``bit`` (B,) uint64
-        are the cards played. The hand of the player to act and the led suit's cards,
-        found for the legal sets, are kept for the next step (``_play_cache``).
+        are the cards played. The place and hand of the player to act and the led suit's
+        cards, found for the legal sets, are kept for the next step (``_play_cache``).
         """
         st, p = self.state, self._players
         pos, trick = lock
         seat = st.current_player  # (B,) int8 (read before it is overwritten below)
-        at = np.add(self._base, seat)  # (B,) int64 flat index of (game, seat) in (B, P) arrays
         hands = st.hands.reshape(-1)
         cache = self._play_cache
         if cache is not None and cache[0] is lock:  # the previous step left the lockstep here
-            _, hand, led_mask = cache  # (B,) hand of the player to act, (B,) led suit or None
+            _, at, hand, led_mask = cache
         else:
-            hand, led_mask = hands.take(at), None
+            at = np.add(self._base, seat)  # (B,) int64 flat index of (game, seat) in (B, P)
+            hand, led_mask = hands.take(at), None  # (B,) hand of the player to act
         hands[at] = np.bitwise_xor(hand, bit, out=hand)
         np.bitwise_or(st.played, bit, out=st.played)
         np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
@@ -719,7 +729,13 @@ class Engine:
             led_mask = _SUIT_MASK_OF_CARD.take(card)  # (B,) uint64 cards of the led suit
         if pos + 1 < p:
             st.trick_size.fill(pos + 1)
-            self._next_seat.take(seat, out=st.current_player)
+            if self._few:
+                self._next_seat.take(seat, out=st.current_player)
+            else:  # the seat to the left: as uint8, min(seat + 1, seat + 1 - P) (the
+                # second wraps past 250 unless it is 0); cheaper than a table lookup
+                after = st.current_player.view(np.uint8)
+                np.add(after, np.uint8(1), out=after)
+                np.minimum(after, after - np.uint8(p), out=after)
             self._lockstep = (pos + 1, trick)
         else:
             st.trick_size.fill(0)
@@ -728,9 +744,12 @@ class Engine:
                 self._play_cache = None
                 return  # the round ended: _end_round set the legal sets
             trick, led_mask = trick + 1, None
-        hand = hands.take(np.add(self._base, st.current_player, out=at))  # (B,) player to act
-        st.legal[:] = self._play_legal(slice(None), hand, pos + 1 == p, trick == 0, led_mask)
-        self._play_cache = (self._lockstep, hand, led_mask)
+        at = np.add(self._base, st.current_player, out=at)
+        hand = hands.take(at)  # (B,) hand of the player to act
+        legal = self._play_legal(slice(None), hand, pos + 1 == p, trick == 0, led_mask, st.legal)
+        if legal is not st.legal:
+            st.legal[:] = legal
+        self._play_cache = (self._lockstep, at, hand, led_mask)
 
     def _play(self, idx: np.ndarray, card: np.ndarray) -> None:
         """Play one card in games idx (all in the play phase), at any mix of places."""
