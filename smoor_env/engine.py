@@ -49,7 +49,7 @@ from smoor_env.state import (
 _U1 = np.uint64(1)
 _HEARTS = np.uint64(C.HEART_MASK)
 _QS = np.uint64(1 << 49)
-_AH = 38
+_AH_BIT = np.uint64(1 << 38)  # the ace of hearts
 _PENALTY_CARDS = np.uint64(C.HEART_MASK | (1 << 49))
 # Kleine Liefde: heart of rank r (2..14) scores r. Bit j of the pip value of each heart,
 # as masks: pip points = sum_j 2**j * popcount(hearts won & _PIP_BITS[j]).
@@ -141,6 +141,27 @@ def _max_over_seats(x: np.ndarray) -> np.ndarray:
     for seat in range(1, x.shape[1]):
         np.maximum(best, x[:, seat], out=best)
     return best
+
+
+def _any_over_seats(x: np.ndarray) -> np.ndarray:
+    """(n,) bool: any of each row of x (n, P) bool, column by column."""
+    found = x[:, 0].copy()
+    for seat in range(1, x.shape[1]):
+        found |= x[:, seat]
+    return found
+
+
+def _equal_per_seat(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(n, P) bool: x (n, P) == v (n,) in each column (faster than broadcasting v[:, None])."""
+    out = np.empty(x.shape, bool)
+    for seat in range(x.shape[1]):
+        np.equal(x[:, seat], v, out=out[:, seat])
+    return out
+
+
+def _is_row_max(x: np.ndarray) -> np.ndarray:
+    """(n, P) bool: the entries of x (n, P) equal to the maximum of their row."""
+    return _equal_per_seat(x, _max_over_seats(x))
 
 
 def _bits(cards: np.ndarray) -> np.ndarray:
@@ -458,7 +479,10 @@ class Engine:
         hands = self._deal(rows, len(idx)) if given is None else given
         st.hands[rows] = hands
         st.dealt[rows] = hands
-        st.dead[rows] = self._deck & ~np.bitwise_or.reduce(hands, axis=1)
+        dealt = hands[:, 0].copy()  # (n,) every card dealt to a seat, column by column
+        for seat in range(1, p):
+            dealt |= hands[:, seat]
+        st.dead[rows] = self._deck & ~dealt
         st.won[rows] = 0
         st.played[rows] = 0
         st.passes[rows] = -1
@@ -915,8 +939,8 @@ class Engine:
         st.round_over[rows] = True
         # Hearts counts penalty points: lowest is best.
         sign = -1 if rules.is_hearts else 1
-        st.round_winners[rows] = sign * points == _max_over_seats(sign * points)[:, None]
-        leaders = sign * totals == _max_over_seats(sign * totals)[:, None]  # (n, P) best total
+        st.round_winners[rows] = _is_row_max(points if sign == 1 else -points)
+        leaders = _is_row_max(totals if sign == 1 else -totals)  # (n, P) best total
         rounds = st.round_number[rows]
         if rules.target_score is None:
             over = np.ones(len(idx), bool)
@@ -960,38 +984,44 @@ class Engine:
         penalty points after shooting the moon.
         """
         rules = self.rules
-        hearts_won = won & _HEARTS
-        heart_cards = _popcount(hearts_won)  # (n, P)
+        # (Few and small temporaries, (n, P) arrays compared column by column: fresh
+        # (n, P) uint64 temporaries cost page faults as well as passes at large n.)
+        hearts_won = won & _HEARTS  # (n, P) uint64
+        heart_cards = _popcount(hearts_won)  # (n, P) int32
         if rules.is_hearts:
-            penalty = heart_cards + 13 * ((won & _QS) != 0)
-            moon = penalty == 26
-            return np.where(moon.any(axis=1, keepdims=True), 26 * ~moon, penalty).astype(np.int32)
+            penalty = heart_cards + np.int32(13) * ((won & _QS) != 0)  # (n, P) int32
+            moon = penalty == 26  # (n, P) the seat that shot the moon, if any
+            shot = np.flatnonzero(_any_over_seats(moon))
+            penalty[shot] = 26 * ~moon[shot]
+            return penalty
         if rules.pip_scoring:
             points = sum((1 << j) * _popcount(hearts_won & m) for j, m in enumerate(_PIP_BITS))
         else:
-            ace = ((won >> np.uint64(_AH)) & _U1).astype(np.int32)
-            points = heart_cards + (rules.ace_of_hearts_points - 1) * ace
+            ace = (won & _AH_BIT) != 0  # (n, P) bool
+            points = heart_cards + np.int32(rules.ace_of_hearts_points - 1) * ace
         if rules.partners:
             mate = [2, 3, 0, 1]
             hearts_won = hearts_won | hearts_won[:, mate]
             points = points + points[:, mate]
         in_play = _HEARTS & ~dead  # (n,)
-        swept = hearts_won == in_play[:, None]
+        swept = _equal_per_seat(hearts_won, in_play)  # (n, P) bool
         if rules.sweep_needs_all_thirteen:
             swept &= (in_play == _HEARTS)[:, None]
-        points = points * (1 + swept)
-        extra = np.zeros_like(points)  # per player, then added to the team
-        if rules.bidding:
-            extra += np.where(heart_cards == bids, rules.bid_bonus, -rules.bid_penalty)
-        if rules.cupids_arrow:
-            named = cursed_suit >= 0  # (n,)
-            suit_mask = C.SUIT_MASKS[np.maximum(cursed_suit, 0)]
-            cursed = _popcount(won & suit_mask[:, None])
-            most = cursed == cursed.max(axis=1, keepdims=True)
-            extra -= rules.cursed_penalty * (most & named[:, None])
-        if rules.partners:
-            extra = extra + extra[:, [2, 3, 0, 1]]
-        return (points + extra).astype(np.int32)
+        points = points << swept  # doubled by a sweep
+        if rules.bidding or rules.cupids_arrow:
+            extra = np.zeros_like(points)  # per player, then added to the team
+            if rules.bidding:
+                extra += np.where(heart_cards == bids, rules.bid_bonus, -rules.bid_penalty)
+            if rules.cupids_arrow:
+                named = cursed_suit >= 0  # (n,)
+                suit_mask = C.SUIT_MASKS[np.maximum(cursed_suit, 0)]
+                cursed = _popcount(won & suit_mask[:, None])
+                most = cursed == cursed.max(axis=1, keepdims=True)
+                extra -= rules.cursed_penalty * (most & named[:, None])
+            if rules.partners:
+                extra = extra + extra[:, [2, 3, 0, 1]]
+            points = points + extra
+        return points.astype(np.int32, copy=False)
 
     # ------------------------------------------------------------ sampling
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
