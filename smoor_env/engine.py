@@ -1046,13 +1046,13 @@ class Engine:
             action += int(PHASE_ACTION_OFFSET[st.phase.item()])
             return np.array([action if total else 0], np.int64)
         if self._sample_buffers is None:
-            self._sample_buffers = (np.empty(8 * b, np.uint8), np.empty(b, np.uint8),
-                                    *(np.empty(b, np.uint64) for _ in range(4)))
-        count, place, upto, k, x, y = self._sample_buffers  # (8B,) uint8, (B,) ...
+            self._sample_buffers = (np.empty(b, np.uint8),
+                                    *(np.empty(b, np.uint64) for _ in range(3)))
+        place, upto, k, y = self._sample_buffers  # (B,) uint8, (B,) uint64 x 3
         legal = st.legal  # (B,) uint64
-        np.bitwise_count(legal.view(np.uint8), out=count)  # (8B,) bits of each byte
+        count = np.bitwise_count(legal.view(np.uint8), out=upto.view(np.uint8))  # (8B,)
         upto = np.multiply(count.view(np.uint64), _LANES_1, out=upto)  # byte j: bits in 0..j
-        total = np.right_shift(upto, _U56, out=x)  # (B,) legal actions
+        total = np.right_shift(upto, _U56, out=k)  # (B,) legal actions
         draw = rng.bit_generator.random_raw((b + 1) // 2).view(np.uint32)[:b]  # (B,) uint32
         k = np.multiply(draw, total, out=k)
         k = np.right_shift(k, _U32, out=k)  # (B,) uniform 0..total-1
@@ -1068,9 +1068,9 @@ class Engine:
         before = np.left_shift(upto, _U8, out=upto)
         before = np.right_shift(before, shift, out=before)
         before = np.bitwise_and(before, _BYTE, out=before)
-        chunk = np.right_shift(legal, shift, out=x)
-        chunk = np.bitwise_and(chunk, _BYTE, out=chunk)
         at = np.subtract(k, before, out=k)  # (B,) rank of the action within its byte
+        chunk = np.right_shift(legal, shift, out=upto)  # (B,) the byte of the legal set
+        chunk = np.bitwise_and(chunk, _BYTE, out=chunk)
         at = np.left_shift(at, _U8, out=at)
         at = np.bitwise_or(at, chunk, out=at)  # (B,) table index k << 8 | byte
         _SELECT8.take(at.view(np.int64), out=place, mode="clip")
