@@ -429,9 +429,15 @@ class Engine:
         self._deal_seats(key, seat_code)
         # Bit c of seat s's hand = (seat_code[c] == 8 - s): packbits turns 64 flags into 8 bytes.
         hands = np.empty((games, p), np.uint64)
-        for s in range(p):
+        packed_seats = p if self.rules.dead_count else p - 1
+        for s in range(packed_seats):
             packed = np.packbits(seat_code == 8 - s, axis=1, bitorder="little")  # (games, 8)
             hands[:, s] = packed.view(np.uint64)[:, 0]
+        if packed_seats < p:  # no dead pile: the last hand is the rest of the deck
+            rest = np.full(games, self._deck)
+            for s in range(packed_seats):
+                rest ^= hands[:, s]
+            hands[:, p - 1] = rest
         return hands
 
     def _deal_seats(self, key: np.ndarray, seat_code: np.ndarray) -> None:
