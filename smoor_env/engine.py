@@ -14,18 +14,26 @@ Design notes:
   trick completes, a round ends, a phase changes) run on the subset of games
   they concern, still vectorised. No Python loop runs over games or cards.
 * Games that started together stay in lockstep (same phase, same place in the
-  same trick). The engine remembers that (``_lockstep``), and the hot path then
-  writes whole arrays and decides the lead, the trick's end and the next legal
-  sets once for all games; the other paths handle any mix of games.
+  same trick). The engine remembers that (``_lockstep``), and the hot path
+  (``_play_lockstep``) then writes whole arrays and decides the lead, the trick's
+  end and the next legal sets once for all games; it also keeps the place and
+  hand of the player to act and the led suit's cards for the next step
+  (``_play_cache``). The other paths handle any mix of games.
 * Randomness is counter-based: the deal of round ``r`` of game ``i`` is a hash of
   (seed, game id ``i``, ``r``), so a game is the same alone or in any batch.
 * A step first checks every action and raises ``ValueError`` (naming game,
   seat, action and the legal actions) before it changes anything.
 * Speed: at large B the cost is whole-array passes over memory, so the hot path
   avoids temporaries (``out=``), short inner axes (column loops instead of
-  (B, P) reductions) and gathers from big tables; at B = 1 it is the number of
-  numpy calls, so the hot path makes few of them and skips whole-batch checks
-  the cached lockstep makes unnecessary.
+  (B, P) reductions and (B, 1) broadcasts), mixed-dtype operations (numpy casts
+  them through a buffer), fresh (B, P) temporaries (their pages fault in again)
+  and gathers from big tables (``sample_legal`` selects bits with byte-wise SWAR
+  arithmetic and a 16 KB table); ``take`` uses ``mode="clip"`` where the indices
+  are known to be in range (it skips the bounds check). A whole-batch reset
+  refills the engine's own State instead of allocating one. At B = 1 the cost is
+  the number of numpy calls, so the hot path makes few of them (below 64 games
+  it keeps the forms with fewer calls, ``_few``) and skips whole-batch checks the
+  cached lockstep makes unnecessary.
 """
 
 from __future__ import annotations
