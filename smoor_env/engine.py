@@ -14,18 +14,26 @@ Design notes:
   trick completes, a round ends, a phase changes) run on the subset of games
   they concern, still vectorised. No Python loop runs over games or cards.
 * Games that started together stay in lockstep (same phase, same place in the
-  same trick). The engine remembers that (``_lockstep``), and the hot path then
-  writes whole arrays and decides the lead, the trick's end and the next legal
-  sets once for all games; the other paths handle any mix of games.
+  same trick). The engine remembers that (``_lockstep``), and the hot path
+  (``_play_lockstep``) then writes whole arrays and decides the lead, the trick's
+  end and the next legal sets once for all games; it also keeps the place and
+  hand of the player to act and the led suit's cards for the next step
+  (``_play_cache``). The other paths handle any mix of games.
 * Randomness is counter-based: the deal of round ``r`` of game ``i`` is a hash of
   (seed, game id ``i``, ``r``), so a game is the same alone or in any batch.
 * A step first checks every action and raises ``ValueError`` (naming game,
   seat, action and the legal actions) before it changes anything.
 * Speed: at large B the cost is whole-array passes over memory, so the hot path
   avoids temporaries (``out=``), short inner axes (column loops instead of
-  (B, P) reductions) and gathers from big tables; at B = 1 it is the number of
-  numpy calls, so the hot path makes few of them and skips whole-batch checks
-  the cached lockstep makes unnecessary.
+  (B, P) reductions and (B, 1) broadcasts), mixed-dtype operations (numpy casts
+  them through a buffer), fresh (B, P) temporaries (their pages fault in again)
+  and gathers from big tables (``sample_legal`` selects bits with byte-wise SWAR
+  arithmetic and a 16 KB table); ``take`` uses ``mode="clip"`` where the indices
+  are known to be in range (it skips the bounds check). A whole-batch reset
+  refills the engine's own State instead of allocating one. At B = 1 the cost is
+  the number of numpy calls, so the hot path makes few of them (below 64 games
+  it keeps the forms with fewer calls, ``_few``) and skips whole-batch checks the
+  cached lockstep makes unnecessary.
 """
 
 from __future__ import annotations
@@ -49,19 +57,23 @@ from smoor_env.state import (
 _U1 = np.uint64(1)
 _HEARTS = np.uint64(C.HEART_MASK)
 _QS = np.uint64(1 << 49)
-_AH = 38
+_AH_BIT = np.uint64(1 << 38)  # the ace of hearts
 _PENALTY_CARDS = np.uint64(C.HEART_MASK | (1 << 49))
 # Kleine Liefde: heart of rank r (2..14) scores r. Bit j of the pip value of each heart,
 # as masks: pip points = sum_j 2**j * popcount(hearts won & _PIP_BITS[j]).
 _PIP_BITS = [np.uint64(sum(1 << (26 + r - 2) for r in range(2, 15) if r >> j & 1))
              for j in range(4)]
-_U7, _U27, _U30, _U31, _U32 = (np.uint64(s) for s in (7, 27, 30, 31, 32))  # shift counts
+_U7, _U8, _U27, _U30, _U31, _U32, _U56 = (np.uint64(s) for s in (7, 8, 27, 30, 31, 32, 56))
 _LOW32 = np.uint64(0xFFFFFFFF)
+_BYTE = np.uint64(0xFF)
 _MIX1, _MIX2, _GOLDEN = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), \
     np.uint64(0x9E3779B97F4A7C15)
 
 
+# The value of every element of each State.finished array in an empty State.
+_EMPTY_FILL = {name: array.flat[0] for name, array in State.empty(1, 1, 1).finished.items()}
 _SUIT_OF = (np.arange(C.NUM_CARDS) // 13).astype(np.int8)  # (52,) suit of each card id
+_SUIT_MASK_OF_CARD = C.SUIT_MASKS.take(_SUIT_OF)  # (52,) uint64 cards of each card's suit
 _NONE = np.int8(-1)
 _ZERO = np.uint64(0)
 # legal_mask: per phase, how far the legal bits move to land on their action ids, as
@@ -78,6 +90,7 @@ _LED_MASKS = np.append(C.SUIT_MASKS, np.uint64(0))
 # Byte-wise (SWAR) constants: eight 8-bit lanes in one uint64 (or four in a uint32).
 _LANES_1 = np.uint64(0x0101010101010101)  # 1 in every byte: x * _LANES_1 = prefix sums of bytes
 _LANES_HIGH = np.uint64(0x8080808080808080)  # the high bit of every byte
+_LANES_8 = np.uint64(0x0808080808080808)  # 8 in every byte
 
 
 def trick_strength_table(trump_hearts: bool) -> np.ndarray:
@@ -98,18 +111,18 @@ def trick_strength_table(trump_hearts: bool) -> np.ndarray:
     return (table * 8).reshape(-1)
 
 
-def _select16_table() -> np.ndarray:
-    """(16 * 65536,) uint8: position of the k-th set bit of a 16-bit word w, at ``k << 16 | w``."""
-    words = np.arange(1 << 16, dtype=np.uint32)
-    bits = (words[:, None] >> np.arange(16, dtype=np.uint32)) & 1  # (65536, 16)
-    rank = np.cumsum(bits, axis=1) - 1  # rank of each set bit within its word
+def _select8_table() -> np.ndarray:
+    """(8 * 256,) int64: position of the k-th set bit of a byte w, at ``k << 8 | w``."""
+    words = np.arange(256)
+    bits = (words[:, None] >> np.arange(8)) & 1  # (256, 8)
+    rank = np.cumsum(bits, axis=1) - 1  # rank of each set bit within its byte
     word, pos = np.nonzero(bits)
-    table = np.zeros((16, 1 << 16), np.uint8)
+    table = np.zeros((8, 256), np.int64)
     table[rank[word, pos], word] = pos
     return table.reshape(-1)
 
 
-_SELECT16: np.ndarray | None = None  # built on first use (about 1 MB)
+_SELECT8 = _select8_table()  # 16 KB: stays in L1 cache
 
 
 def _mix(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
@@ -137,6 +150,27 @@ def _max_over_seats(x: np.ndarray) -> np.ndarray:
     for seat in range(1, x.shape[1]):
         np.maximum(best, x[:, seat], out=best)
     return best
+
+
+def _any_over_seats(x: np.ndarray) -> np.ndarray:
+    """(n,) bool: any of each row of x (n, P) bool, column by column."""
+    found = x[:, 0].copy()
+    for seat in range(1, x.shape[1]):
+        found |= x[:, seat]
+    return found
+
+
+def _equal_per_seat(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """(n, P) bool: x (n, P) == v (n,) in each column (faster than broadcasting v[:, None])."""
+    out = np.empty(x.shape, bool)
+    for seat in range(x.shape[1]):
+        np.equal(x[:, seat], v, out=out[:, seat])
+    return out
+
+
+def _is_row_max(x: np.ndarray) -> np.ndarray:
+    """(n, P) bool: the entries of x (n, P) equal to the maximum of their row."""
+    return _equal_per_seat(x, _max_over_seats(x))
 
 
 def _bits(cards: np.ndarray) -> np.ndarray:
@@ -192,26 +226,36 @@ class Engine:
         self._curse_legal = np.uint64(curse)
         self._bid_legal = np.uint64((1 << 14) - 1)
         self._ones = np.ones(self.batch_size, np.uint64)  # (B,) for 1 << action
+        # A few games: the cost is the number of numpy calls, not passes over memory.
+        self._few = self.batch_size < 64
+        self._sample_buffers: tuple[np.ndarray, ...] | None = None  # sample_legal's scratch
         # Bids (52..65) and cursed suits (66..69) are the only actions past bit 63 of the
         # action space; without them every legal set is already the action mask.
         self._wide_actions = rules.bidding or rules.cupids_arrow
         # Deal: draw counters, and the free slots of each seat (the dead pile is seat P) as
-        # prefix sums, one byte each: byte j = free slots in seats 0..j (bytes past P: all).
+        # prefix sums, one byte each: byte j = 0x80 | (free slots in seats 0..j) - 1
+        # (bytes past P: all), see _deal_seats.
         deck_size = len(self._deck_cards)
         self._draw_counters = np.arange(1, (deck_size + 1) // 2 + 1, dtype=np.uint64) * _GOLDEN
         self._slots_left = [np.uint64(deck_size - i) for i in range(deck_size)]
         slots = [rules.hand_size] * p + [rules.dead_count]
-        self._free_slots = np.uint64(sum(sum(slots[: j + 1]) << (8 * j) for j in range(8)))
+        free = sum(sum(slots[: j + 1]) << (8 * j) for j in range(8))  # byte j: seats 0..j
+        self._free_slots_swar = np.uint64(free - int(_LANES_1) + int(_LANES_HIGH))
         self.state = State.empty(self.batch_size, p, rules.num_tricks)
+        self._own_state: State | None = None  # the last State that reset made (reused)
         self.state.phase[:] = Phase.OVER  # nothing is legal before reset
 
     # ------------------------------------------------------------ caches
-    # Two facts about the state are remembered between steps, to spare the hot path a
-    # few whole-batch tests (and numpy calls, which dominate at small batch sizes):
+    # Facts about the state are remembered between steps, to spare the hot path a few
+    # whole-batch tests and gathers (and numpy calls, which dominate at small batch sizes):
     #   _lockstep: (trick position, trick index) when every game is live, in the play
     #       phase and at that same place; None when unknown or not so.
     #   _round_over_clear: state.round_over is known to be all False.
-    # Only the engine writes the state; assigning ``engine.state`` forgets both.
+    #   _play_cache: (lockstep, flat index and hand of the player to act, cards of the
+    #       led suit or None), left by a lockstep step; valid while _lockstep is that
+    #       very tuple.
+    # Only the engine writes the state; assigning ``engine.state`` (or refresh_legal)
+    # forgets them.
     @property
     def state(self) -> State:
         """The ``State`` of the B games (mutated in place by ``reset`` and ``step``)."""
@@ -222,10 +266,12 @@ class Engine:
         self._state = state
         self._lockstep: tuple[int, int] | None = None
         self._round_over_clear = False
+        self._play_cache = None
 
     def refresh_legal(self) -> None:
         """Recompute every game's legal set from its state (after installing a state built
         by hand, e.g. a sampled world: ``engine.state = world; engine.refresh_legal()``)."""
+        self._play_cache = None
         self._update_legal(self._all)
 
     def _find_lockstep(self) -> tuple[int, int] | None:
@@ -314,13 +360,23 @@ class Engine:
             if start_totals.shape != (n, p) or not np.issubdtype(start_totals.dtype, np.integer):
                 raise ValueError(f"totals must be ints of shape ({n}, {p}), got {totals!r}")
         given = None if hands is None else self._check_hands(hands, n)
-        state = State.empty(n, p, self.rules.num_tricks)
+        if rows is None and self._state is self._own_state:
+            # Every game restarts: refill the engine's own arrays rather than allocate a
+            # new State. _start_round rewrites the round's fields; these are the others.
+            state = self._own_state
+            for array in (state.round_points, state.round_winners, state.round_over,
+                          state.match_over, state.winners):
+                array.fill(0)
+            for name, array in state.finished.items():
+                array.fill(_EMPTY_FILL[name])
+        else:
+            state = State.empty(n, p, self.rules.num_tricks)
         state.game_key[:] = game_key
         state.dealer[:] = first_dealer
         state.round_number[:] = first_round
         state.totals[:] = start_totals
         if rows is None:
-            self.state = state
+            self.state = self._own_state = state
             rows = self._all
         else:  # write the new games' rows into the running batch
             for name, value in vars(state).items():
@@ -370,25 +426,46 @@ class Engine:
         Card by card, each card of the deck goes to a free slot chosen uniformly among
         all free slots (the P hands and the dead pile): every split of the deck into
         hands and dead pile is equally likely, as with a shuffle dealt out (and the seat
-        the dealing starts from does not matter). This needs one draw and a dozen
-        whole-batch operations per card, with no gather or scatter, and the card's
-        seat is found by comparing the draw with the prefix sums of free slots, one
-        byte per seat, all at once (byte-wise "SWAR" arithmetic in a uint64).
+        the dealing starts from does not matter). See ``_deal_seats``.
         """
         st, p = self.state, self._players
         with np.errstate(over="ignore"):
-            # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r):
-            # each 64-bit output gives two 32-bit draws, for two cards.
+            # Round r of game g draws from a splitmix64 stream keyed by hash(game key, r).
             key = _mix(st.game_key[rows] + st.round_number[rows].astype(np.uint64) * _MIX2)
-            upto = np.full(games, self._free_slots)  # (games,) byte j: free slots in seats 0..j
-            # Seat of each card id (0xFF: not in the deck), game by game so that the
-            # packing below reads whole rows; written one (strided) column per card.
-            seat_of = np.full((games, 64), 0xFF, np.uint8)
-            # Large batches work in place (out=, no allocation per card); for a few games
-            # fresh small arrays are cheaper than numpy's in-place machinery.
-            big = games >= 64
-            word, slot, tmp = (np.empty(games, np.uint64) if big else None for _ in range(3))
-            seat = np.empty(games, np.uint8) if big else None
+        # 8 - seat of each card id (0: not in the deck), game by game so that the packing
+        # below reads whole rows.
+        seat_code = np.zeros((games, 64), np.uint8)
+        self._deal_seats(key, seat_code)
+        # Bit c of seat s's hand = (seat_code[c] == 8 - s): packbits turns 64 flags into 8 bytes.
+        hands = np.empty((games, p), np.uint64)
+        packed_seats = p if self.rules.dead_count else p - 1
+        for s in range(packed_seats):
+            packed = np.packbits(seat_code == 8 - s, axis=1, bitorder="little")  # (games, 8)
+            hands[:, s] = packed.view(np.uint64)[:, 0]
+        if packed_seats < p:  # no dead pile: the last hand is the rest of the deck
+            rest = np.full(games, self._deck)
+            for s in range(packed_seats):
+                rest ^= hands[:, s]
+            hands[:, p - 1] = rest
+        return hands
+
+    def _deal_seats(self, key: np.ndarray, seat_code: np.ndarray) -> None:
+        """Deal n games of keys ``key`` (n,): 8 - seat of each card into ``seat_code`` (n, 64).
+
+        Each 64-bit output of a game's stream gives two 32-bit draws, for two cards; a
+        draw times the number of free slots left, >> 32, is the card's slot. Its seat is
+        found by comparing the slot with the prefix sums of free slots, one byte per seat
+        (the dead pile is seat P), all at once ("SWAR" byte-wise arithmetic in a uint64):
+        about a dozen whole-batch operations per card, no gather or scatter.
+        """
+        n = len(key)
+        # Large batches work in place (out=, no allocation per card); for a few games
+        # fresh small arrays are cheaper than numpy's in-place machinery.
+        big = n >= 64
+        word, slot, tmp = (np.empty(n, np.uint64) if big else None for _ in range(3))
+        # Byte j: 0x80 | (free slots in seats 0..j) - 1 (bytes past P: all slots left).
+        upto = np.full(n, self._free_slots_swar)  # (n,) uint64
+        with np.errstate(over="ignore"):
             for i, card in enumerate(self._deck_cards.tolist()):
                 if i % 2 == 0:  # a fresh 64-bit word, made and used while in cache
                     word = _mix(np.add(key, self._draw_counters[i // 2], out=word), tmp)
@@ -398,23 +475,16 @@ class Engine:
                 # `left` free slots remain in every game: a uniform slot 0..left-1.
                 draw = np.multiply(draw, self._slots_left[i], out=slot)
                 draw = np.right_shift(draw, _U32, out=slot)
-                # Byte j of `ge` becomes 0x80 iff slot >= upto_j (all values < 128, so no
-                # borrow crosses bytes); the seat is the number of such bytes.
-                ge = np.multiply(draw, _LANES_1, out=slot)
-                ge = np.bitwise_or(ge, _LANES_HIGH, out=slot)
-                ge = np.subtract(ge, upto, out=slot)
-                ge = np.bitwise_and(ge, _LANES_HIGH, out=slot)
-                seat_of[:, card] = np.bitwise_count(ge, out=seat)
+                # Byte j of `lt` becomes 0x80 iff slot < free slots in seats 0..j, i.e.
+                # iff seat <= j (all values < 128, so no borrow crosses bytes): 8 - seat
+                # such bytes.
+                lt = np.multiply(draw, _LANES_1, out=slot)
+                lt = np.subtract(upto, lt, out=slot)
+                lt = np.bitwise_and(lt, _LANES_HIGH, out=slot)
+                np.bitwise_count(lt, out=seat_code[:, card])
                 # One slot fewer in that seat and after: 1 off every byte j >= seat.
-                ge = np.right_shift(ge, _U7, out=slot)  # 0x01 in the bytes j < seat
-                upto = np.add(upto, ge, out=upto if big else None)
-                upto = np.subtract(upto, _LANES_1, out=upto if big else None)
-        # Bit c of seat s's hand = (seat_of[c] == s): packbits turns 64 flags into 8 bytes.
-        hands = np.empty((games, p), np.uint64)
-        for s in range(p):
-            packed = np.packbits(seat_of == s, axis=1, bitorder="little")  # (games, 8) uint8
-            hands[:, s] = packed.view(np.uint64)[:, 0]
-        return hands
+                lt = np.right_shift(lt, _U7, out=slot)
+                upto = np.subtract(upto, lt, out=upto if big else None)
 
     # ------------------------------------------------------------- round flow
     def _start_round(self, idx: np.ndarray, given: np.ndarray | None = None) -> None:
@@ -424,7 +494,10 @@ class Engine:
         hands = self._deal(rows, len(idx)) if given is None else given
         st.hands[rows] = hands
         st.dealt[rows] = hands
-        st.dead[rows] = self._deck & ~np.bitwise_or.reduce(hands, axis=1)
+        dealt = hands[:, 0].copy()  # (n,) every card dealt to a seat, column by column
+        for seat in range(1, p):
+            dealt |= hands[:, seat]
+        st.dead[rows] = self._deck & ~dealt
         st.won[rows] = 0
         st.played[rows] = 0
         st.passes[rows] = -1
@@ -487,19 +560,30 @@ class Engine:
 
     def _play_legal(self, rows: np.ndarray | slice, hand: np.ndarray,
                     leading: np.ndarray | bool | None = None,
-                    first: np.ndarray | bool | None = None) -> np.ndarray:
+                    first: np.ndarray | bool | None = None,
+                    led_mask: np.ndarray | None = None,
+                    out: np.ndarray | None = None) -> np.ndarray:
         """(n,) uint64 legal cards of the player to act in games ``rows`` (play phase).
 
         ``leading`` (nobody has played to the trick yet) and ``first`` (it is the first
         trick) are read from the state, or given as Python bools when they are the same
-        for every game (lockstep), which skips the work they make pointless.
+        for every game (lockstep), which skips the work they make pointless;
+        ``led_mask`` (n,) uint64: the cards of the led suit, when already known. ``out``:
+        an (n,) array the result may be written to (it is returned either way).
         """
         st = self.state
         if leading is True:
             follow, legal = _ZERO, hand
         else:
-            follow = hand & _LED_MASKS.take(st.led_suit[rows])  # (n,) empty while leading
-            legal = np.where(follow, follow, hand)  # follow suit if you can
+            if led_mask is None:
+                led_mask = _LED_MASKS.take(st.led_suit[rows])  # (n,) empty while leading
+            follow = hand & led_mask  # (n,) cards of the led suit in hand
+            # Follow suit if you can: the hand where no card follows, else those cards.
+            if self._few:
+                legal = np.where(follow, follow, hand)
+            else:  # the same in fewer passes over memory (cheaper than np.where)
+                legal = np.multiply(hand, follow == 0, out=out)
+                legal |= follow
         if not self.rules.is_hearts:
             return legal
         leading = st.trick_size[rows] == 0 if leading is None else np.bool_(leading)
@@ -584,7 +668,7 @@ class Engine:
             bit = np.left_shift(self._ones, a.view(np.uint64))  # (B,) uint64
             if np.count_nonzero(np.bitwise_and(st.legal, bit)) == self.batch_size:
                 self._clear_round_over()
-                self._play(self._all, a, bit, lock)
+                self._play_lockstep(a, bit, lock)
                 return st
             self._raise_illegal(a)
         return self._step_games(a, ~st.match_over)
@@ -654,69 +738,90 @@ class Engine:
                 f"legal: {' '.join(action_str(x) for x in legal)}")
 
     # ---------------------------------------------------------------- phases
-    def _play(self, idx: np.ndarray, card: np.ndarray, bit: np.ndarray | None = None,
-              lock: tuple[int, int] | None = None) -> None:
-        """Play one card in games idx (all in the play phase).
+    def _play_lockstep(self, card: np.ndarray, bit: np.ndarray, lock: tuple[int, int]) -> None:
+        """Play one card in every game, all at place ``lock`` = (trick position, trick index).
 
-        ``lock`` = (trick position, trick index) when idx is every game and all are at
-        that place (the usual case: a batch that starts together stays in lockstep):
-        then the lead, the trick's end and the next legal sets are decided once for
-        all, and whole arrays are written instead of indexed rows.
+        The hot path (a batch that starts together stays in lockstep): the lead, the
+        trick's end and the next legal sets are decided once for all, and whole arrays
+        are written instead of indexed rows. ``card`` (B,) int64 and ``bit`` (B,) uint64
+        are the cards played. The place and hand of the player to act and the led suit's
+        cards, found for the legal sets, are kept for the next step (``_play_cache``).
         """
         st, p = self.state, self._players
-        everyone = idx is self._all
-        rows = slice(None) if everyone else idx  # views instead of copies on the hot path
-        base = self._base if everyone else idx * p  # (n,) flat offset of seat 0
-        bit = C.CARD_BITS.take(card) if bit is None else bit  # (n,) uint64
-        seat = st.current_player[rows]  # (n,) int8 (a view when everyone: read it first)
-        at = base + seat  # (n,) int64 flat index of (game, seat) in (B, P) arrays
+        pos, trick = lock
+        seat = st.current_player  # (B,) int8 (read before it is overwritten below)
         hands = st.hands.reshape(-1)
-        hands[at] = hands.take(at) ^ bit
-        if everyone:
-            np.bitwise_or(st.played, bit, out=st.played)
-            np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
+        cache = self._play_cache
+        if cache is not None and cache[0] is lock:  # the previous step left the lockstep here
+            _, at, hand, led_mask = cache
         else:
-            st.played[idx] |= bit
-            st.trick_mask[idx] |= bit
+            at = np.add(self._base, seat)  # (B,) int64 flat index of (game, seat) in (B, P)
+            hand, led_mask = hands.take(at, mode="clip"), None  # (B,) hand to act
+        hands[at] = np.bitwise_xor(hand, bit, out=hand)
+        np.bitwise_or(st.played, bit, out=st.played)
+        np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
         st.current_trick.reshape(-1)[at] = card.astype(np.int8)  # (cast first: faster)
         if self.rules.is_hearts:
-            st.hearts_broken[rows] |= self._breaks_hearts.take(card)
-        if lock is not None:
-            pos, trick = lock
-            if pos == 0:
-                self._lead(idx, rows, seat, card, trick)
-            if pos + 1 < p:
-                st.trick_size.fill(pos + 1)
+            st.hearts_broken |= self._breaks_hearts.take(card, mode="clip")
+        if pos == 0:
+            self._lead(self._all, slice(None), seat, card, trick)
+            led_mask = _SUIT_MASK_OF_CARD.take(card, mode="clip")  # (B,) cards of the led suit
+        if pos + 1 < p:
+            st.trick_size.fill(pos + 1)
+            if self._few:
                 self._next_seat.take(seat, out=st.current_player)
-                self._lockstep = (pos + 1, trick)
-            else:
-                st.trick_size.fill(0)
-                self._finish_trick(idx, trick)  # the winner leads next
-                if trick + 1 == self.rules.num_tricks:
-                    return  # the round ended: _end_round set the legal sets
-                trick += 1
-            hand = hands.take(base + st.current_player)  # (B,) hand of the player to act
-            st.legal[:] = self._play_legal(rows, hand, pos + 1 == p, trick == 0)
-            return
-        size = st.trick_size[rows]  # (n,) cards already in the trick
+            else:  # the seat to the left: as uint8, min(seat + 1, seat + 1 - P) (the
+                # second wraps past 250 unless it is 0); cheaper than a table lookup
+                after = st.current_player.view(np.uint8)
+                np.add(after, np.uint8(1), out=after)
+                np.minimum(after, after - np.uint8(p), out=after)
+            self._lockstep = (pos + 1, trick)
+        else:
+            st.trick_size.fill(0)
+            self._finish_trick(self._all, trick)  # the winner leads next
+            if trick + 1 == self.rules.num_tricks:
+                self._play_cache = None
+                return  # the round ended: _end_round set the legal sets
+            trick, led_mask = trick + 1, None
+        at = np.add(self._base, st.current_player, out=at)
+        hand = hands.take(at, mode="clip")  # (B,) hand of the player to act
+        legal = self._play_legal(slice(None), hand, pos + 1 == p, trick == 0, led_mask, st.legal)
+        if legal is not st.legal:
+            st.legal[:] = legal
+        self._play_cache = (self._lockstep, at, hand, led_mask)
+
+    def _play(self, idx: np.ndarray, card: np.ndarray) -> None:
+        """Play one card in games idx (all in the play phase), at any mix of places."""
+        st, p = self.state, self._players
+        bit = C.CARD_BITS.take(card)  # (n,) uint64
+        seat = st.current_player[idx]  # (n,) int8
+        at = idx * p + seat  # (n,) int64 flat index of (game, seat) in (B, P) arrays
+        hands = st.hands.reshape(-1)
+        hands[at] = hands.take(at) ^ bit
+        st.played[idx] |= bit
+        st.trick_mask[idx] |= bit
+        st.current_trick.reshape(-1)[at] = card.astype(np.int8)  # (cast first: faster)
+        if self.rules.is_hearts:
+            st.hearts_broken[idx] |= self._breaks_hearts.take(card)
+        size = st.trick_size[idx]  # (n,) cards already in the trick
         first = int(size[0])
         if (size == first).all():  # the same position in every game of idx
             if first == 0:
-                self._lead(idx, rows, seat, card)
+                self._lead(idx, idx, seat, card)
             if first + 1 == p:
-                st.trick_size[rows] = 0
+                st.trick_size[idx] = 0
                 self._finish_trick(idx)  # the winner leads next
             else:
-                st.trick_size[rows] = first + 1
-                st.current_player[rows] = self._next_seat.take(seat)
+                st.trick_size[idx] = first + 1
+                st.current_player[idx] = self._next_seat.take(seat)
         else:
             leading = size == 0
             if leading.any():
                 lead = idx[leading]
                 self._lead(lead, lead, seat[leading], card[leading])
             done = size + 1 == p
-            st.trick_size[rows] = np.where(done, 0, size + 1)
-            st.current_player[rows] = self._next_seat.take(seat)
+            st.trick_size[idx] = np.where(done, 0, size + 1)
+            st.current_player[idx] = self._next_seat.take(seat)
             if done.any():
                 self._finish_trick(idx[done])  # the winner leads next
         self._update_legal(idx)
@@ -747,14 +852,16 @@ class Engine:
         led = st.led_suit[rows] * np.int64(C.NUM_CARDS)  # (n,) row of the strength table
         # Winner = seat of the strongest card: (strength, seat) packed into one int16 key
         # (8 * strength + seat) whose maximum names the winner. One seat (column) at a
-        # time: whole (n,) arrays, no short inner axis.
-        best = self._trick_keys[0].take(led + cards[:, 0])  # (n,) int16
+        # time: whole (n,) arrays, no short inner axis. (Every index here is in range:
+        # mode="clip" spares take its bounds check, a third of its cost.)
+        keys = self._trick_keys
+        best = keys[0].take(led + cards[:, 0], mode="clip")  # (n,) int16
         for seat in range(1, p):
-            np.maximum(best, self._trick_keys[seat].take(led + cards[:, seat]), out=best)
+            np.maximum(best, keys[seat].take(led + cards[:, seat], mode="clip"), out=best)
         winner = best & 7  # (n,) int16 seat
         at = (self._base if everyone else idx * p) + winner
         won = st.won.reshape(-1)
-        won[at] = won.take(at) | st.trick_mask[rows]
+        won[at] = won.take(at, mode="clip") | st.trick_mask[rows]
         if trick is None:
             trick = st.trick_index[rows].copy()  # (n,)
             if (trick == trick[0]).all():  # the same trick everywhere
@@ -847,8 +954,8 @@ class Engine:
         st.round_over[rows] = True
         # Hearts counts penalty points: lowest is best.
         sign = -1 if rules.is_hearts else 1
-        st.round_winners[rows] = sign * points == _max_over_seats(sign * points)[:, None]
-        leaders = sign * totals == _max_over_seats(sign * totals)[:, None]  # (n, P) best total
+        st.round_winners[rows] = _is_row_max(points if sign == 1 else -points)
+        leaders = _is_row_max(totals if sign == 1 else -totals)  # (n, P) best total
         rounds = st.round_number[rows]
         if rules.target_score is None:
             over = np.ones(len(idx), bool)
@@ -892,83 +999,103 @@ class Engine:
         penalty points after shooting the moon.
         """
         rules = self.rules
-        hearts_won = won & _HEARTS
-        heart_cards = _popcount(hearts_won)  # (n, P)
+        # (Few and small temporaries, (n, P) arrays compared column by column: fresh
+        # (n, P) uint64 temporaries cost page faults as well as passes at large n.)
+        hearts_won = won & _HEARTS  # (n, P) uint64
+        heart_cards = _popcount(hearts_won)  # (n, P) int32
         if rules.is_hearts:
-            penalty = heart_cards + 13 * ((won & _QS) != 0)
-            moon = penalty == 26
-            return np.where(moon.any(axis=1, keepdims=True), 26 * ~moon, penalty).astype(np.int32)
+            penalty = heart_cards + np.int32(13) * ((won & _QS) != 0)  # (n, P) int32
+            moon = penalty == 26  # (n, P) the seat that shot the moon, if any
+            shot = np.flatnonzero(_any_over_seats(moon))
+            penalty[shot] = 26 * ~moon[shot]
+            return penalty
         if rules.pip_scoring:
             points = sum((1 << j) * _popcount(hearts_won & m) for j, m in enumerate(_PIP_BITS))
         else:
-            ace = ((won >> np.uint64(_AH)) & _U1).astype(np.int32)
-            points = heart_cards + (rules.ace_of_hearts_points - 1) * ace
+            ace = (won & _AH_BIT) != 0  # (n, P) bool
+            points = heart_cards + np.int32(rules.ace_of_hearts_points - 1) * ace
         if rules.partners:
             mate = [2, 3, 0, 1]
             hearts_won = hearts_won | hearts_won[:, mate]
             points = points + points[:, mate]
         in_play = _HEARTS & ~dead  # (n,)
-        swept = hearts_won == in_play[:, None]
+        swept = _equal_per_seat(hearts_won, in_play)  # (n, P) bool
         if rules.sweep_needs_all_thirteen:
             swept &= (in_play == _HEARTS)[:, None]
-        points = points * (1 + swept)
-        extra = np.zeros_like(points)  # per player, then added to the team
-        if rules.bidding:
-            extra += np.where(heart_cards == bids, rules.bid_bonus, -rules.bid_penalty)
-        if rules.cupids_arrow:
-            named = cursed_suit >= 0  # (n,)
-            suit_mask = C.SUIT_MASKS[np.maximum(cursed_suit, 0)]
-            cursed = _popcount(won & suit_mask[:, None])
-            most = cursed == cursed.max(axis=1, keepdims=True)
-            extra -= rules.cursed_penalty * (most & named[:, None])
-        if rules.partners:
-            extra = extra + extra[:, [2, 3, 0, 1]]
-        return (points + extra).astype(np.int32)
+        points = points << swept  # doubled by a sweep
+        if rules.bidding or rules.cupids_arrow:
+            extra = np.zeros_like(points)  # per player, then added to the team
+            if rules.bidding:
+                extra += np.where(heart_cards == bids, rules.bid_bonus, -rules.bid_penalty)
+            if rules.cupids_arrow:
+                named = cursed_suit >= 0  # (n,)
+                suit_mask = C.SUIT_MASKS[np.maximum(cursed_suit, 0)]
+                cursed = _popcount(won & suit_mask[:, None])
+                most = cursed == cursed.max(axis=1, keepdims=True)
+                extra -= rules.cursed_penalty * (most & named[:, None])
+            if rules.partners:
+                extra = extra + extra[:, [2, 3, 0, 1]]
+            points = points + extra
+        return points.astype(np.int32, copy=False)
 
     # ------------------------------------------------------------ sampling
     def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
         """(B,) int64 uniformly random legal action of each game (0 where the match is over).
 
-        Draws k uniformly below the number of legal actions and finds the k-th set
-        bit: the popcounts of the four 16-bit words of the legal set, as the four
-        bytes of a uint32, give their prefix sums with one multiplication; comparing
-        k with those bytes all at once locates the word, and a table of "k-th set bit
-        of a 16-bit word" the place. No (B, 70) array and no nested ``where``.
+        Each game takes one 32-bit draw ``r`` from ``rng`` (half a ``random_raw`` word)
+        and picks the k-th legal action, k = (r * number legal) >> 32 (uniform up to a
+        bias below 2**-26). The popcounts of the eight bytes of the legal set, as the
+        bytes of a uint64, give their prefix sums with one multiplication; comparing k
+        with those bytes all at once locates the byte, and a 16 KB table of "k-th set
+        bit of a byte" the place. No (B, 70) array and no nested ``where``.
         """
-        global _SELECT16
-        if _SELECT16 is None:
-            _SELECT16 = _select16_table()
         st, b = self.state, self.batch_size
         if b == 1:  # the same draw with Python ints: no numpy call overhead
             legal = st.legal.item()
             total = legal.bit_count()
-            k = int(rng.random() * total)  # uniform 0..total-1 (one double, as below)
+            # The low half of a raw word, as the batch's (little-endian) uint32 view.
+            k = (rng.bit_generator.random_raw() & 0xFFFFFFFF) * total >> 32
             for _ in range(k):
                 legal &= legal - 1  # drop the lowest set bit
             action = (legal & -legal).bit_length() - 1
             action += int(PHASE_ACTION_OFFSET[st.phase.item()])
             return np.array([action if total else 0], np.int64)
-        legal = st.legal
-        count = np.bitwise_count(legal.view(np.uint16))  # (4B,) uint8: bits of each word
-        upto = count.view(np.uint32) * np.uint32(0x01010101)  # (B,) byte j: bits in words 0..j
-        total = upto >> np.uint32(24)  # (B,) legal actions
-        k = rng.random(b)
-        k *= total
-        k = k.astype(np.uint32)  # (B,) uniform 0..total-1
-        # Byte j (j < 3) of `ge` has its high bit set iff k >= upto_j (values <= 64, no
-        # borrow across bytes): their number is the word that holds the k-th bit.
-        ge = ((k * np.uint32(0x010101)) | np.uint32(0x808080)) - (upto & np.uint32(0xFFFFFF))
-        word = np.bitwise_count(ge & np.uint32(0x808080))  # (B,) uint8 0..3
-        # Bits before that word: byte word-1 of upto, i.e. byte `word` of upto << 8.
-        shift = word << np.uint8(3)
-        before = ((upto << np.uint32(8)) >> shift) & np.uint32(0xFF)
-        chunk = (legal >> (shift << np.uint8(1)).astype(np.uint64)) & np.uint64(0xFFFF)
-        at = ((k - before) << np.uint32(16)) | chunk.astype(np.uint32)  # (B,) table index
-        actions = ((word << np.uint8(4)) + _SELECT16.take(at)).astype(np.int64)  # (B,) 0..63
+        if self._sample_buffers is None:
+            self._sample_buffers = tuple(np.empty(b, np.uint64) for _ in range(3))
+        upto, k, y = self._sample_buffers  # (B,) uint64 each
+        legal = st.legal  # (B,) uint64
+        count = np.bitwise_count(legal.view(np.uint8), out=upto.view(np.uint8))  # (8B,)
+        upto = np.multiply(count.view(np.uint64), _LANES_1, out=upto)  # byte j: bits in 0..j
+        total = np.right_shift(upto, _U56, out=k)  # (B,) legal actions
+        draw = rng.bit_generator.random_raw((b + 1) // 2).view(np.uint32)[:b]  # (B,) uint32
+        k = np.multiply(draw, total, out=k)
+        k = np.right_shift(k, _U32, out=k)  # (B,) uniform 0..total-1
+        # Byte j of `ge` has its high bit set iff k >= upto_j (values <= 64, no borrow
+        # across bytes): their number is the byte that holds the k-th bit.
+        ge = np.multiply(k, _LANES_1, out=y)
+        ge = np.bitwise_or(ge, _LANES_HIGH, out=ge)
+        ge = np.subtract(ge, upto, out=ge)
+        ge = np.bitwise_and(ge, _LANES_HIGH, out=ge)
+        # 8 * their number (the byte's bit offset): the top byte of the sum of 8 per byte
+        # (all in uint64: cheaper than a uint8 popcount cast up).
+        shift = np.right_shift(ge, _U7, out=ge)
+        shift = np.multiply(shift, _LANES_8, out=shift)
+        shift = np.right_shift(shift, _U56, out=shift)  # (B,) uint64 0, 8, .., 56
+        # Bits before that byte: byte `byte - 1` of upto, i.e. byte `byte` of upto << 8.
+        before = np.left_shift(upto, _U8, out=upto)
+        before = np.right_shift(before, shift, out=before)
+        before = np.bitwise_and(before, _BYTE, out=before)
+        at = np.subtract(k, before, out=k)  # (B,) rank of the action within its byte
+        chunk = np.right_shift(legal, shift, out=upto)  # (B,) the byte of the legal set
+        chunk = np.bitwise_and(chunk, _BYTE, out=chunk)
+        at = np.left_shift(at, _U8, out=at)
+        at = np.bitwise_or(at, chunk, out=at)  # (B,) table index k << 8 | byte
+        actions = _SELECT8.take(at.view(np.int64), mode="clip")  # (B,) int64 place in byte
+        actions += shift.view(np.int64)  # (B,) int64 0..63
         if self._wide_actions:
             actions += PHASE_ACTION_OFFSET.take(st.phase)
         if self._lockstep is None:  # some matches may be over (no legal action): 0
-            actions[total == 0] = 0
+            actions[legal == 0] = 0
         return actions
 
 
