@@ -29,7 +29,7 @@ from smoor_env import Engine, Rules
 
 @dataclass
 class Args:
-    batch_sizes: list[int] = field(default_factory=lambda: [1, 64, 1024, 8192, 65536])
+    batch_sizes: list[int] = field(default_factory=lambda: [1, 64, 1024, 8192, 16384, 32768, 65536])
     """batch sizes B of the base-game rows (B games stepped in lockstep)"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts of the base-game rows"""
