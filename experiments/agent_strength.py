@@ -178,7 +178,7 @@ def timing_rows(args: Args) -> list[dict]:
         engine = Engine(rules, 1)
         times: list[float] = []
         game = 0
-        engine.reset(args.seed + 1)  # warm-up (lookup tables built on first use): untimed
+        engine.reset(args.seed + 1)  # warm-up (allocations and caches): untimed
         agent.act({"observation": observe(engine, engine.state.current_player),
                    "action_mask": engine.legal_mask}, rng)
         while len(times) < args.timing_decisions:

@@ -241,6 +241,9 @@ class Engine:
         slots = [rules.hand_size] * p + [rules.dead_count]
         free = sum(sum(slots[: j + 1]) << (8 * j) for j in range(8))  # byte j: seats 0..j
         self._free_slots_swar = np.uint64(free - int(_LANES_1) + int(_LANES_HIGH))
+        # Counts the changes made to the state through the engine (step, reset, refresh_legal,
+        # assigning engine.state), so that observers can tell whether it moved under them.
+        self.version = 0
         self.state = State.empty(self.batch_size, p, rules.num_tricks)
         self._own_state: State | None = None  # the last State that reset made (reused)
         self.state.phase[:] = Phase.OVER  # nothing is legal before reset
@@ -263,6 +266,7 @@ class Engine:
 
     @state.setter
     def state(self, state: State) -> None:
+        self.version += 1
         self._state = state
         self._lockstep: tuple[int, int] | None = None
         self._round_over_clear = False
@@ -270,7 +274,11 @@ class Engine:
 
     def refresh_legal(self) -> None:
         """Recompute every game's legal set from its state (after installing a state built
-        by hand, e.g. a sampled world: ``engine.state = world; engine.refresh_legal()``)."""
+        by hand, e.g. a sampled world: ``engine.state = world; engine.refresh_legal()``).
+
+        Forgets the cached play facts; the lockstep facts are forgotten by assigning
+        ``engine.state`` (edit the arrays of a state in place only before assigning it)."""
+        self.version += 1
         self._play_cache = None
         self._update_legal(self._all)
 
@@ -321,7 +329,9 @@ class Engine:
             totals: (n, P) match totals before the first round (default 0).
 
         Returns:
-            The state (also ``self.state``).
+            The state (also ``self.state``). A reset of every game refills the State
+            that the engine's previous whole-batch reset made, in place: keep a
+            ``state.copy()``, not the object, to compare matches.
         """
         b, p = self.batch_size, self._players
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
@@ -651,6 +661,7 @@ class Engine:
                 action in any live game (naming the game, seat, action and the legal
                 actions), or a step when no game can act. The state is then unchanged.
         """
+        self.version += 1  # (also when it raises: observers then merely look again)
         st = self.state
         a = self._check_shape(actions)
         if active is not None:
@@ -752,6 +763,8 @@ class Engine:
         seat = st.current_player  # (B,) int8 (read before it is overwritten below)
         hands = st.hands.reshape(-1)
         cache = self._play_cache
+        # Valid only if made by the step that set this very lockstep tuple: any other
+        # path that changes the state sets a new tuple (or None), so identity suffices.
         if cache is not None and cache[0] is lock:  # the previous step left the lockstep here
             _, at, hand, led_mask = cache
         else:

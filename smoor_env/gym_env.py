@@ -139,8 +139,13 @@ class _Match:
         self.rewards.reset(kwargs.get("games", slice(None)))
 
     def observation(self, copy: bool = True) -> np.ndarray:
-        """(B, OBSERVATION_SIZE) the learner's observations (if not copy: the tracker's array)."""
-        return self.tracker.out.copy() if copy else self.tracker.out
+        """(B, OBSERVATION_SIZE) the learner's observations; if not copy, a read-only view
+        of the tracker's array (the tracker patches it in place, so it must not be edited)."""
+        if copy:
+            return self.tracker.out.copy()
+        view = self.tracker.out.view()
+        view.flags.writeable = False
+        return view
 
 
 class SmoorEnv(gym.Env):
@@ -222,9 +227,10 @@ class SmoorVectorEnv(VectorEnv):
         num_envs: the number of sub-environments (games in the engine's batch).
         rules, learner_seat, opponents, reward_mode, rule_options: as for ``SmoorEnv``.
         copy: as in Gymnasium's ``SyncVectorEnv``: if True (the default), ``reset`` and
-            ``step`` return a new observation array; if False, the environment's own
-            array, which the next step overwrites (saves a copy of N x 1076 floats per
-            step when the caller copies it into its rollout buffer anyway).
+            ``step`` return a new observation array; if False, a read-only view of the
+            environment's own array, which the next step updates in place (saves a copy
+            of N x 1076 floats per step when the caller copies it into its rollout
+            buffer anyway).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}

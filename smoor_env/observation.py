@@ -176,10 +176,14 @@ def observe(engine: Engine, seats: np.ndarray | int,
     if games is None:
         sub = st  # every game: read the arrays themselves
     else:
-        games = np.asarray(games, dtype=np.int64)
+        games = _indices("games", games, engine.batch_size)
         sub = _Rows(st, games)
     b = len(sub.phase)
-    seat = np.broadcast_to(np.asarray(seats, dtype=np.int64), (b,))
+    seat = np.asarray(seats)
+    if seat.ndim > 1 or seat.shape not in ((), (b,)):
+        raise ValueError(f"seats must be one seat or one per observed game ({b}), got shape "
+                         f"{seat.shape}")
+    seat = np.broadcast_to(_indices("seats", seat.reshape(-1), p), (b,))
     rows = np.arange(b)
     by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (n, P) index: relative k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
@@ -227,6 +231,17 @@ def observe(engine: Engine, seats: np.ndarray | int,
     return out
 
 
+def _indices(name: str, values: np.ndarray | Sequence[int], upper: int) -> np.ndarray:
+    """(n,) int64 indices 0..upper-1 from a 1-D integer array; ValueError naming ``name``."""
+    array = np.asarray(values)
+    if array.ndim != 1 or not (np.issubdtype(array.dtype, np.integer) or array.size == 0):
+        raise ValueError(f"{name} must be a 1-D array of ints, got {array.dtype} of shape "
+                         f"{array.shape}")
+    if ((array < 0) | (array >= upper)).any():
+        raise ValueError(f"{name} must be in 0..{upper - 1}, got {array.tolist()[:10]}")
+    return array.astype(np.int64, copy=False)
+
+
 class _Rows:
     """The state's arrays of some games only (copied on first use), read like a State."""
 
@@ -243,13 +258,14 @@ class ObservationTracker:
     """Observations of fixed (game, seat) pairs of an engine, kept up to date step by step.
 
     ``observe`` builds all 1076 floats of an observation from the state; a card
-    played changes about five of them. The tracker owns ``out`` (M,
+    played changes about seven of them. The tracker owns ``out`` (M,
     OBSERVATION_SIZE) float32, row r the observation of seat ``seats[r]`` in game
     ``games[r]`` (a vector environment: one row per game; the AEC environment:
     one row per seat of its single game), and steps the engine itself, so that
     after every play-phase step it writes only what the card changed: the hand,
-    the trick in progress, the cards played, a revealed void, and at the end of a
-    trick the cards won, the provisional points and the trick count. Everything
+    the trick in progress and its leader, the cards played, a revealed void,
+    hearts broken, and at the end of a trick the cards won, the provisional
+    points and the trick count. Everything
     else (a new round, the pass, bid and curse phases, the end of the match) is
     rare and rebuilt with ``observe`` for the games concerned, all at once when
     ``out`` is next read. The values equal ``observe``'s exactly (a test checks
@@ -264,16 +280,13 @@ class ObservationTracker:
     def __init__(self, engine: Engine, seats: np.ndarray | Sequence[int],
                  games: np.ndarray | Sequence[int] | None = None) -> None:
         self.engine = engine
-        self.seats = np.asarray(seats, dtype=np.int64)  # (M,)
+        self.seats = _indices("seats", seats, engine.rules.num_players)  # (M,)
         m = len(self.seats)
-        self.games = np.arange(m) if games is None else np.asarray(games, dtype=np.int64)
-        if self.games.shape != (m,) or self.seats.ndim != 1:
-            raise ValueError(f"seats and games must be (M,) arrays of the same length, got "
-                             f"shapes {self.seats.shape} and {self.games.shape}")
-        if ((self.games < 0) | (self.games >= engine.batch_size)).any():
-            raise ValueError(f"games must be game indices 0..{engine.batch_size - 1}")
-        if ((self.seats < 0) | (self.seats >= engine.rules.num_players)).any():
-            raise ValueError(f"seats must be seats 0..{engine.rules.num_players - 1}")
+        self.games = np.arange(m) if games is None else _indices("games", games,
+                                                                  engine.batch_size)
+        if self.games.shape != (m,):
+            raise ValueError(f"seats and games must have the same length, got {m} seats and "
+                             f"{len(self.games)} games")
         # One row per game, in game order: rows and games are the same indices.
         self._identity = m == engine.batch_size and bool((self.games == np.arange(m)).all())
         self._out = np.zeros((m, OBSERVATION_SIZE), np.float32)  # (M, OBSERVATION_SIZE)
@@ -288,18 +301,36 @@ class ObservationTracker:
         self._trick_at = [self._row_start + _AT["current_trick"] + (a - self.seats) % p * 52
                           for a in range(p)]  # P x (M,)
         self._scale = score_scale(engine)
+        self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
 
     @property
     def out(self) -> np.ndarray:
-        """(M, OBSERVATION_SIZE) float32: the observations now (the tracker's own array)."""
+        """(M, OBSERVATION_SIZE) float32: the observations now (the tracker's own array,
+        patched in place by the next step: copy it to keep it, never write into it)."""
+        self._notice_outside_changes()
         if self._stale.any():
             self._rebuild(np.flatnonzero(self._stale))
         return self._out
 
     def refresh(self, games: np.ndarray | None = None) -> None:
-        """Rebuild the rows of ``games`` (default all) from the state with ``observe``."""
+        """Rebuild the rows of ``games`` (default all) from the state with ``observe``.
+
+        Changes made through the engine by others (``step``, ``reset``, assigning
+        ``engine.state``, ``refresh_legal``) are noticed by themselves (through
+        ``engine.version``) and rebuild every row; after editing the state's arrays
+        in place, call ``refresh()``.
+        """
+        if games is None:
+            self._notice_outside_changes()
+            self._stale[:] = True
         self._rebuild(self._rows_of(games))
+
+    def _notice_outside_changes(self) -> None:
+        """Mark every row stale if the engine's state changed since the tracker last saw it."""
+        if self.engine.version != self._version:
+            self._stale[:] = True
+            self._version = self.engine.version
 
     def _rebuild(self, rows: np.ndarray) -> None:
         if len(rows):
@@ -310,12 +341,15 @@ class ObservationTracker:
 
     def reset(self, seed: int, **kwargs: Any) -> State:
         """``engine.reset(seed, **kwargs)``, then rebuild the rows of the games it started."""
+        self._notice_outside_changes()
         state = self.engine.reset(seed, **kwargs)
+        self._version = self.engine.version
         self.refresh(kwargs.get("games"))
         return state
 
     def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> State:
         """``engine.step(actions, active)``, then bring every row up to date."""
+        self._notice_outside_changes()
         if self.engine.batch_size == 1:
             return self._step_one_game(actions, active)
         st, p = self.engine.state, self.engine.rules.num_players
@@ -324,6 +358,7 @@ class ObservationTracker:
         seat, size, led = st.current_player.copy(), st.trick_size.copy(), st.led_suit.copy()
         trick = st.trick_index.copy()
         self.engine.step(actions, active)  # checks actions and active (or raises, unchanged)
+        self._version = self.engine.version
         live = ~over if active is None else np.asarray(active) & ~over  # (B,) games that acted
         # A card played in the same round: the incremental update. Anything else: observe.
         played = live & playing & (st.phase == Phase.PLAY) & ~st.round_over  # (B,)
@@ -365,6 +400,10 @@ class ObservationTracker:
         seat, size, led = int(st.current_player[0]), int(st.trick_size[0]), int(st.led_suit[0])
         trick = int(st.trick_index[0])
         engine.step(actions, active)  # checks actions and active (or raises, unchanged)
+        self._version = engine.version
+        if self._stale.any():  # the game's rows are rebuilt when read
+            self._stale[:] = True
+            return st
         if over or (active is not None and not np.asarray(active)[0]):
             return st  # the game did not act
         if not (playing and int(st.phase[0]) == Phase.PLAY and not st.round_over[0]):

@@ -155,3 +155,20 @@ def test_vector_env_illegal_action_ends_only_that_game():
     assert terminated.tolist() == [False, False, True, False]
     assert rewards[2] == -1.0 and info["illegal_action"][2]
     assert envs.engine.state.phase.tolist().count(Phase.PLAY) == 4
+
+
+def test_vector_env_without_copy_returns_read_only_views_of_the_same_observations():
+    copied, viewed = SmoorVectorEnv(num_envs=8, copy=True), SmoorVectorEnv(num_envs=8, copy=False)
+    obs_a, info = copied.reset(seed=4)
+    obs_b, _ = viewed.reset(seed=4)
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        assert np.array_equal(obs_a, obs_b)
+        assert not obs_b.flags.writeable  # the environment patches it in place
+        with pytest.raises(ValueError, match="read-only"):
+            obs_b[0, 0] = 1.0
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in info["action_mask"]])
+        obs_a, _, _, _, info = copied.step(actions)
+        kept = obs_b
+        obs_b, *_ = viewed.step(actions)
+        assert np.shares_memory(kept, obs_b)  # a view: copy it to keep it

@@ -55,6 +55,38 @@ def test_tracker_of_one_game_and_every_seat_equals_observe():
     _play_and_compare(Rules(game="hearts", target_score=40), 1, seed=7, observers="every seat")
 
 
+@pytest.mark.parametrize("rules", [Rules(target_score=None), Rules(game="hearts", max_rounds=2)],
+                         ids=["smoorverliefd", "hearts"])
+def test_tracker_equals_observe_on_the_engines_lockstep_path(rules: Rules):
+    """70 games stepped together (no ``active``): the engine's fast path for large batches."""
+    engine = Engine(rules, 70)
+    seats = np.arange(70) % rules.num_players
+    tracker = ObservationTracker(engine, seats)
+    tracker.reset(3)
+    rng = np.random.default_rng(3)
+    while not engine.state.match_over.all():
+        tracker.step(engine.sample_legal(rng))
+        assert np.array_equal(tracker.out, observe(engine, seats))
+
+
+def test_tracker_notices_changes_made_through_the_engine_by_others():
+    engine = Engine(Rules(target_score=None), 8)
+    seats = np.zeros(8, np.int64)
+    tracker = ObservationTracker(engine, seats)
+    tracker.reset(5)
+    rng = np.random.default_rng(5)
+    saved = engine.state.copy()
+    for _ in range(6):
+        tracker.step(engine.sample_legal(rng))
+    engine.state = saved.copy()  # back to an earlier position (e.g. a search tree)
+    tracker.step(engine.sample_legal(rng))
+    assert np.array_equal(tracker.out, observe(engine, seats))
+    engine.step(engine.sample_legal(rng))  # stepped directly, not through the tracker
+    assert np.array_equal(tracker.out, observe(engine, seats))
+    engine.reset(9, games=[2, 5], game_ids=[20, 50])
+    tracker.step(engine.sample_legal(rng))
+    assert np.array_equal(tracker.out, observe(engine, seats))
+
 def test_tracker_leaves_rows_unchanged_when_a_step_is_refused():
     engine = Engine(Rules(), 4)
     tracker = ObservationTracker(engine, [0, 1, 2, 3])
@@ -68,9 +100,26 @@ def test_tracker_leaves_rows_unchanged_when_a_step_is_refused():
 
 @pytest.mark.parametrize(("seats", "games", "message"), [
     ([0, 1], [0], "same length"),
-    ([0, 4], [0, 1], "seats must be seats 0..3"),
-    ([0, 1], [0, 9], "games must be game indices 0..3"),
+    ([0, 4], [0, 1], r"seats must be in 0..3"),
+    ([0, 1], [0, 9], r"games must be in 0..3"),
+    ([0, 1], [-1, 0], r"games must be in 0..3"),
+    (0, None, "seats must be a 1-D array of ints"),
+    ([0.7, 1.0], [0, 1], "seats must be a 1-D array of ints"),
+    ([0, 1], [True, False], "games must be a 1-D array of ints"),
 ])
 def test_tracker_rejects_bad_rows(seats, games, message):
     with pytest.raises(ValueError, match=message):
         ObservationTracker(Engine(Rules(), 4), seats, games)
+
+
+@pytest.mark.parametrize(("seats", "games", "message"), [
+    (0, np.array([True, False, True, False]), "games must be a 1-D array of ints"),
+    (0, [9], r"games must be in 0..3"),
+    ([0, 1, 2], [0, 1], "seats must be one seat or one per observed game"),
+    (5, None, r"seats must be in 0..3"),
+])
+def test_observe_rejects_bad_games_and_seats(seats, games, message):
+    engine = Engine(Rules(), 4)
+    engine.reset(0)
+    with pytest.raises(ValueError, match=message):
+        observe(engine, seats, games)
