@@ -125,6 +125,51 @@ def _select8_table() -> np.ndarray:
 _SELECT8 = _select8_table()  # 16 KB: stays in L1 cache
 
 
+def byte_prefix_counts(words: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """(n,) uint64 whose byte j is the number of set bits in bytes 0..j of each word.
+
+    The popcounts of the eight bytes, as the bytes of a uint64, summed by one
+    multiplication (SWAR); byte 7 is the popcount of the whole word.
+    """
+    out = np.empty_like(words) if out is None else out
+    count = np.bitwise_count(words.view(np.uint8), out=out.view(np.uint8))  # (8n,)
+    return np.multiply(count.view(np.uint64), _LANES_1, out=out)
+
+
+def kth_set_bit(words: np.ndarray, k: np.ndarray, upto: np.ndarray,
+                scratch: np.ndarray) -> np.ndarray:
+    """(n,) int64 position (0..63) of the k-th set bit (from 0) of each uint64 word.
+
+    ``k`` (n,) uint64 must be below each word's popcount; ``upto`` is
+    ``byte_prefix_counts(words)``. Comparing k with the eight prefix sums at once
+    locates the byte; a 16 KB table of "k-th set bit of a byte" gives the place.
+    Works in place: ``k``, ``upto`` and ``scratch`` ((n,) uint64) are overwritten.
+    """
+    # Byte j of `ge` has its high bit set iff k >= upto_j (values <= 64, no borrow
+    # across bytes): their number is the byte that holds the k-th bit.
+    ge = np.multiply(k, _LANES_1, out=scratch)
+    ge = np.bitwise_or(ge, _LANES_HIGH, out=ge)
+    ge = np.subtract(ge, upto, out=ge)
+    ge = np.bitwise_and(ge, _LANES_HIGH, out=ge)
+    # 8 * their number (the byte's bit offset): the top byte of the sum of 8 per byte
+    # (all in uint64: cheaper than a uint8 popcount cast up).
+    shift = np.right_shift(ge, _U7, out=ge)
+    shift = np.multiply(shift, _LANES_8, out=shift)
+    shift = np.right_shift(shift, _U56, out=shift)  # (n,) uint64 0, 8, .., 56
+    # Bits before that byte: byte `byte - 1` of upto, i.e. byte `byte` of upto << 8.
+    before = np.left_shift(upto, _U8, out=upto)
+    before = np.right_shift(before, shift, out=before)
+    before = np.bitwise_and(before, _BYTE, out=before)
+    at = np.subtract(k, before, out=k)  # (n,) rank of the bit within its byte
+    chunk = np.right_shift(words, shift, out=upto)  # (n,) that byte of the word
+    chunk = np.bitwise_and(chunk, _BYTE, out=chunk)
+    at = np.left_shift(at, _U8, out=at)
+    at = np.bitwise_or(at, chunk, out=at)  # (n,) table index k << 8 | byte
+    position = _SELECT8.take(at.view(np.int64), mode="clip")  # (n,) int64 place in byte
+    position += shift.view(np.int64)
+    return position
+
+
 def _mix(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
     """splitmix64 finaliser: a bijective hash of uint64 arrays (wrapping arithmetic).
 
@@ -1057,10 +1102,7 @@ class Engine:
 
         Each game takes one 32-bit draw ``r`` from ``rng`` (half a ``random_raw`` word)
         and picks the k-th legal action, k = (r * number legal) >> 32 (uniform up to a
-        bias below 2**-26). The popcounts of the eight bytes of the legal set, as the
-        bytes of a uint64, give their prefix sums with one multiplication; comparing k
-        with those bytes all at once locates the byte, and a 16 KB table of "k-th set
-        bit of a byte" the place. No (B, 70) array and no nested ``where``.
+        bias below 2**-26), with ``kth_set_bit``. No (B, 70) array and no nested ``where``.
         """
         st, b = self.state, self.batch_size
         if b == 1:  # the same draw with Python ints: no numpy call overhead
@@ -1075,36 +1117,14 @@ class Engine:
             return np.array([action if total else 0], np.int64)
         if self._sample_buffers is None:
             self._sample_buffers = tuple(np.empty(b, np.uint64) for _ in range(3))
-        upto, k, y = self._sample_buffers  # (B,) uint64 each
+        upto, k, scratch = self._sample_buffers  # (B,) uint64 each
         legal = st.legal  # (B,) uint64
-        count = np.bitwise_count(legal.view(np.uint8), out=upto.view(np.uint8))  # (8B,)
-        upto = np.multiply(count.view(np.uint64), _LANES_1, out=upto)  # byte j: bits in 0..j
+        upto = byte_prefix_counts(legal, out=upto)  # byte j: set bits in bytes 0..j
         total = np.right_shift(upto, _U56, out=k)  # (B,) legal actions
         draw = rng.bit_generator.random_raw((b + 1) // 2).view(np.uint32)[:b]  # (B,) uint32
         k = np.multiply(draw, total, out=k)
         k = np.right_shift(k, _U32, out=k)  # (B,) uniform 0..total-1
-        # Byte j of `ge` has its high bit set iff k >= upto_j (values <= 64, no borrow
-        # across bytes): their number is the byte that holds the k-th bit.
-        ge = np.multiply(k, _LANES_1, out=y)
-        ge = np.bitwise_or(ge, _LANES_HIGH, out=ge)
-        ge = np.subtract(ge, upto, out=ge)
-        ge = np.bitwise_and(ge, _LANES_HIGH, out=ge)
-        # 8 * their number (the byte's bit offset): the top byte of the sum of 8 per byte
-        # (all in uint64: cheaper than a uint8 popcount cast up).
-        shift = np.right_shift(ge, _U7, out=ge)
-        shift = np.multiply(shift, _LANES_8, out=shift)
-        shift = np.right_shift(shift, _U56, out=shift)  # (B,) uint64 0, 8, .., 56
-        # Bits before that byte: byte `byte - 1` of upto, i.e. byte `byte` of upto << 8.
-        before = np.left_shift(upto, _U8, out=upto)
-        before = np.right_shift(before, shift, out=before)
-        before = np.bitwise_and(before, _BYTE, out=before)
-        at = np.subtract(k, before, out=k)  # (B,) rank of the action within its byte
-        chunk = np.right_shift(legal, shift, out=upto)  # (B,) the byte of the legal set
-        chunk = np.bitwise_and(chunk, _BYTE, out=chunk)
-        at = np.left_shift(at, _U8, out=at)
-        at = np.bitwise_or(at, chunk, out=at)  # (B,) table index k << 8 | byte
-        actions = _SELECT8.take(at.view(np.int64), mode="clip")  # (B,) int64 place in byte
-        actions += shift.view(np.int64)  # (B,) int64 0..63
+        actions = kth_set_bit(legal, k, upto, scratch)  # (B,) int64 0..63
         if self._wide_actions:
             actions += PHASE_ACTION_OFFSET.take(st.phase)
         if self._lockstep is None:  # some matches may be over (no legal action): 0
