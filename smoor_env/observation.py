@@ -321,9 +321,8 @@ class ObservationTracker:
         ``engine.version``) and rebuild every row; after editing the state's arrays
         in place, call ``refresh()``.
         """
-        if games is None:
-            self._notice_outside_changes()
-            self._stale[:] = True
+        if games is None:  # every row is rebuilt: whatever changed is covered
+            self._version = self.engine.version
         self._rebuild(self._rows_of(games))
 
     def _notice_outside_changes(self) -> None:
