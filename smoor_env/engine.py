@@ -75,6 +75,9 @@ _EMPTY_FILL = {name: array.flat[0] for name, array in State.empty(1, 1, 1).finis
 _SUIT_OF = (np.arange(C.NUM_CARDS) // 13).astype(np.int8)  # (52,) suit of each card id
 _SUIT_MASK_OF_CARD = C.SUIT_MASKS.take(_SUIT_OF)  # (52,) uint64 cards of each card's suit
 _NONE = np.int8(-1)
+# Phase.PLAY as a numpy scalar: comparing an array with the IntEnum member itself costs
+# numpy a slow lookup of array protocols on the enum (about 9 us a call).
+_PLAY = np.int8(Phase.PLAY)
 _ZERO = np.uint64(0)
 # legal_mask: per phase, how far the legal bits move to land on their action ids, as
 # left shifts into word 0 (actions 0..63) and right/left shifts into word 1 (64..127);
@@ -87,6 +90,9 @@ _MASK_HIGH_LSHIFT = np.array([o - 64 if o >= 64 else 64 for o in PHASE_ACTION_OF
 # (5,) uint64 cards of the led suit, indexed by ``led_suit``: -1 (nobody has led yet) takes
 # the last entry, the empty set, so "follow suit if you can" leaves a leader's hand whole.
 _LED_MASKS = np.append(C.SUIT_MASKS, np.uint64(0))
+# The general play step works on whole-batch arrays, masked, once at least one game in
+# this many plays (measured: it then beats gathering the playing games' rows).
+_MASKED_PLAY_SHARE = 4
 # Byte-wise (SWAR) constants: eight 8-bit lanes in one uint64 (or four in a uint32).
 _LANES_1 = np.uint64(0x0101010101010101)  # 1 in every byte: x * _LANES_1 = prefix sums of bytes
 _LANES_HIGH = np.uint64(0x8080808080808080)  # the high bit of every byte
@@ -331,7 +337,7 @@ class Engine:
         """(trick position, trick index) shared by every game if all are live and playing."""
         st = self.state
         pos, trick = int(st.trick_size[0]), int(st.trick_index[0])
-        if ((st.phase == Phase.PLAY).all() and not st.match_over.any()
+        if ((st.phase == _PLAY).all() and not st.match_over.any()
                 and (st.trick_size == pos).all() and (st.trick_index == trick).all()):
             self._lockstep = (pos, trick)
         return self._lockstep
@@ -732,10 +738,28 @@ class Engine:
     def _step_games(self, a: np.ndarray, live: np.ndarray) -> State:
         """The general step: the ``live`` games act, grouped by phase."""
         st = self.state
-        live = live & ~st.match_over
-        if not live.any():
+        live = live & ~st.match_over  # (B,)
+        n_live = np.count_nonzero(live)
+        if not n_live:
             raise ValueError("no game of the batch can act: every match is over or inactive; "
                              "call reset() first")
+        if np.count_nonzero(live & (st.phase == _PLAY)) == n_live:
+            # Every acting game plays a card (the usual case). As in the lockstep path,
+            # 1 << a & legal checks range and legality at once; what is left is the bit
+            # of each card played, 0 in the games that do not act.
+            bit = np.left_shift(self._ones, a.view(np.uint64))  # (B,) uint64
+            np.bitwise_and(bit, st.legal, out=bit)
+            np.multiply(bit, live, out=bit)
+            if np.count_nonzero(bit) != n_live:
+                self._raise_illegal(a, live)
+            self._clear_round_over()
+            self._lockstep = None  # games may fall out of step
+            if n_live * _MASKED_PLAY_SHARE >= self.batch_size and not self._few:
+                self._play_masked(a, live, bit)  # many games: whole-batch arrays, masked
+            else:
+                idx = np.flatnonzero(live)
+                self._play(idx, a[idx])  # a few: gather them, work on them only
+            return st
         if len(self._illegal_games(a, live)):
             self._raise_illegal(a, live)
         self._clear_round_over()
@@ -743,12 +767,6 @@ class Engine:
         # Group the games by phase before any handler runs: a game that changes
         # phase during this step must not be handled twice.
         phase = np.where(live, st.phase, Phase.OVER)
-        first = int(phase[0])
-        if first != Phase.OVER and (phase == first).all():  # one phase for all: no grouping
-            handlers = {Phase.PLAY: self._play, Phase.PASS: self._pass,
-                        Phase.CURSE: self._curse, Phase.BID: self._bid}
-            handlers[first](np.arange(self.batch_size), a)
-            return st
         groups = [(handler, np.flatnonzero(phase == ph)) for ph, handler in (
             (Phase.PLAY, self._play), (Phase.PASS, self._pass),
             (Phase.CURSE, self._curse), (Phase.BID, self._bid))]
@@ -883,6 +901,44 @@ class Engine:
             if done.any():
                 self._finish_trick(idx[done])  # the winner leads next
         self._update_legal(idx)
+
+    def _play_masked(self, card: np.ndarray, act: np.ndarray, bit: np.ndarray) -> None:
+        """Play one card in the games where ``act`` (B,) bool is set, at any mix of places.
+
+        The same moves as ``_play``, as whole-batch operations that leave the other games
+        as they are (their bit is 0, their values are written back unchanged): cheaper
+        than gathering and scattering rows once a good share of the batch acts, as in a
+        vector environment where the opponents of a learner play up to their next turn.
+        Only the leads and the finished tricks (a part of these games) are gathered.
+        ``card`` (B,) int64: the cards played (ignored where not ``act``); ``bit`` (B,)
+        uint64: 1 << card where ``act``, else 0.
+        """
+        st, p = self.state, self._players
+        seat = st.current_player.copy()  # (B,) int8 seat to act (before it moves on)
+        at = self._base + seat  # (B,) int64 flat index of (game, seat) in (B, P) arrays
+        hands = st.hands.reshape(-1)
+        hands[at] = hands.take(at) ^ bit
+        np.bitwise_or(st.played, bit, out=st.played)
+        np.bitwise_or(st.trick_mask, bit, out=st.trick_mask)
+        in_trick = st.current_trick.reshape(-1)
+        in_trick[at] = np.where(act, card.astype(np.int8), in_trick.take(at))
+        if self.rules.is_hearts:
+            st.hearts_broken |= self._breaks_hearts.take(card, mode="clip") & act
+        size = st.trick_size  # (B,) int8 cards already in the trick
+        lead = np.flatnonzero(act & (size == 0))  # (n,) games whose card leads
+        if len(lead):
+            self._lead(lead, lead, seat[lead], card[lead])
+        np.add(size, act, out=size, casting="unsafe")
+        st.current_player[:] = np.where(act, self._next_seat.take(seat), seat)
+        done = np.flatnonzero(size == p)  # (n,) games whose card completed the trick
+        if len(done):
+            st.trick_size[done] = 0
+            self._finish_trick(done)  # the winner leads next (or the round ends)
+        # Next legal sets, where the game acted and its round goes on (a round that
+        # ended has its next phase's sets already).
+        hand = hands.take(self._base + st.current_player)  # (B,) hand of the player to act
+        legal = self._play_legal(slice(None), hand)  # (B,) uint64
+        st.legal[:] = np.where(act & ~st.round_over, legal, st.legal)
 
     def _lead(self, idx: np.ndarray, rows: np.ndarray | slice, seat: np.ndarray,
               card: np.ndarray, trick: int | None = None) -> None:

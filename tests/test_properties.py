@@ -9,7 +9,7 @@ so that each example runs in milliseconds. Checked for every game and step:
   hand and appears exactly once in the trick history;
 - the round points add up (17 / 34, the in-play total or its double, 26 / moon);
 - a game played alone (``game_ids=[i]``) is the same, array for array and step for step,
-  as game ``i`` of a batch of 64;
+  as game ``i`` of a batch of 64, also when only some games of the batch act each step;
 - the same seed gives the same deals, different game ids and seeds different ones.
 """
 
@@ -238,6 +238,42 @@ def test_batch_of_one_equals_the_same_game_in_a_batch(rules: Rules, seed: int,
         big.step(actions)
         one.step(actions[game: game + 1])
         step += 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(rules=rule_sets(max_rounds=2), seed=SEEDS, game=st.integers(0, 63))
+def test_a_game_is_the_same_alone_and_in_a_batch_where_others_wait(rules: Rules, seed: int,
+                                                                  game: int) -> None:
+    """``step(actions, active)``: the games that act move exactly as they would alone.
+
+    Each step a random share of the 64 games acts (a few: the engine gathers them; many:
+    it works on whole-batch arrays, masked), as in a vector environment whose games
+    wait for different seats.
+    """
+    big, one = Engine(rules, 64), Engine(rules, 1)
+    big.reset(seed)
+    one.reset(seed, game_ids=[game])
+    rng = np.random.default_rng(seed % 2**32)
+    for step in range(10_000):
+        if one.state.match_over[0]:
+            break
+        share = rng.choice([0.05, 0.5, 1.0])  # of the games that act this step
+        active = (rng.random(64) < share) & ~big.state.match_over
+        active[game] = rng.random() < 0.7
+        if not active.any():
+            continue
+        actions = _random_actions(big, rng)
+        big.step(actions, active)
+        if active[game]:
+            one.step(actions[game: game + 1])
+        alone = _state_arrays(one.state)
+        for name, array in _state_arrays(big.state).items():
+            if name == "round_over" and not active[game]:  # set by the last step it acted in
+                continue
+            assert np.array_equal(array[game], alone[name][0]), (
+                f"{name} of game {game} differs alone and in a batch after step {step}"
+                f" (rules={rules!r}, seed={seed})")
+        assert np.array_equal(big.legal_mask[game], one.legal_mask[0])
 
 
 @settings(max_examples=30, deadline=None)
