@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from smoor_env import Engine, Phase, Rules
 from smoor_env.cards import cards_of, mask_of
+from smoor_env.engine import _DEAL_AHEAD_GAMES
 
 QS, AH = 49, 38
 HEARTS = list(range(26, 39))
@@ -298,6 +299,20 @@ def test_same_seed_same_deals(rules: Rules, seed: int) -> None:
             b.step(actions)
         assert np.array_equal(a.state.dealt, b.state.dealt)
         assert np.array_equal(a.state.dealer, b.state.dealer)
+
+
+@settings(max_examples=10, deadline=None)
+@given(rules=rule_sets(max_rounds=1), seed=SEEDS, first=st.integers(0, 2**40))
+def test_a_deal_is_the_same_in_small_and_large_batches(rules: Rules, seed: int,
+                                                      first: int) -> None:
+    """Small batches draw every card's slot up front, large ones card by card: same deals."""
+    large = _DEAL_AHEAD_GAMES + 1
+    ids = first + np.arange(large)
+    big, small = Engine(rules, large), Engine(rules, 5)
+    big.reset(seed, game_ids=ids)
+    small.reset(seed, game_ids=ids[-5:])
+    assert np.array_equal(big.state.dealt[-5:], small.state.dealt)
+    assert np.array_equal(big.state.dead[-5:], small.state.dead)
 
 
 @settings(max_examples=30, deadline=None)
