@@ -4,9 +4,11 @@
   uniformly random legal actions, whole matches of 4-player Smoorverliefd.
 * Vector: ``SmoorVectorEnv`` with random opponents; every learner step returns
   observations and masks for all sub-environments; reported per learner step
-  and per action of any seat (plies), with ``copy=True`` (a new observation
-  array per step, the default) and ``copy=False`` (the environment's own array,
-  for callers that copy it into a rollout buffer anyway).
+  and per action of any seat (plies), over the whole loop and counting only the
+  time inside ``step()`` (without the learner's own random choice), with
+  ``copy=True`` (a new observation array per step, the default) and
+  ``copy=False`` (the environment's own array, for callers that copy it into a
+  rollout buffer anyway).
 * PettingZoo's ``texas_holdem_v4`` (rlcard and pygame, in the ``bench`` extra)
   is measured with the same loop in the same run, for comparison.
 
@@ -77,17 +79,22 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
     envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), copy=copy)
     rng = np.random.default_rng(seed)
     _, info = envs.reset(seed=seed)
-    steps = 0
+    steps, in_step = 0, 0.0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         mask = info["action_mask"]
         actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
+        t0 = time.perf_counter()
         _, _, _, _, info = envs.step(actions)
+        in_step += time.perf_counter() - t0
         steps += 1
     elapsed = time.perf_counter() - start
     players = envs.rules.num_players
     return {"learner_steps_per_s": steps * num_envs / elapsed,
-            "plies_per_s": steps * num_envs * players / elapsed}
+            "plies_per_s": steps * num_envs * players / elapsed,
+            # The environment alone: the learner's random choice above (an argmax over
+            # (N, 70) draws) is left out, as a policy's forward pass would be.
+            "learner_steps_per_s_in_step": steps * num_envs / in_step}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -119,7 +126,9 @@ def main(argv: list[str] | None = None) -> None:
             rows.append({"env": f"SmoorVectorEnv num_envs={n} copy={copy}", **result})
             print(f"vector env, num_envs={n:6d}, copy={copy!s:5}: "
                   f"{result['learner_steps_per_s']:12,.0f} learner steps/s "
-                  f"({result['plies_per_s']:,.0f} plies/s, random opponents)", flush=True)
+                  f"({result['plies_per_s']:,.0f} plies/s, random opponents; "
+                  f"{result['learner_steps_per_s_in_step']:,.0f} counting only step())",
+                  flush=True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows}, indent=1))
