@@ -12,13 +12,19 @@ Design notes:
   The (B, 70) bool mask is only built when asked for.
 * A step touches every game that is still playing at once; the rarer events (a
   trick completes, a round ends, a phase changes) run on the subset of games
-  they concern, still vectorised. No Python loop runs over games or cards.
+  they concern, still vectorised. No Python loop runs over games; the deal
+  alone loops over the deck's cards (a card's seat depends on the cards dealt
+  before it), with whole-batch operations per card.
 * Games that started together stay in lockstep (same phase, same place in the
   same trick). The engine remembers that (``_lockstep``), and the hot path
   (``_play_lockstep``) then writes whole arrays and decides the lead, the trick's
   end and the next legal sets once for all games; it also keeps the place and
   hand of the player to act and the led suit's cards for the next step
-  (``_play_cache``). The other paths handle any mix of games.
+  (``_play_cache``). The other paths handle any mix of games: when only some
+  games act (``step(actions, active)``, as in a vector environment whose games
+  wait for different seats) and all of them play a card, a quarter of the batch
+  or more plays with masked whole-batch operations (``_play_masked``), fewer
+  are gathered (``_play``).
 * Randomness is counter-based: the deal of round ``r`` of game ``i`` is a hash of
   (seed, game id ``i``, ``r``), so a game is the same alone or in any batch.
 * A step first checks every action and raises ``ValueError`` (naming game,
@@ -761,7 +767,8 @@ class Engine:
         return self._step_games(a, ~st.match_over)
 
     def _step_games(self, a: np.ndarray, live: np.ndarray) -> State:
-        """The general step: the ``live`` games act, grouped by phase."""
+        """The general step: the ``live`` games act (all playing a card, the usual
+        case: one check, then a masked or gathered play; else grouped by phase)."""
         st = self.state
         live = live & ~st.match_over  # (B,)
         n_live = np.count_nonzero(live)
