@@ -701,24 +701,34 @@ class Engine:
 
     # ------------------------------------------------------------------- step
     @property
-    def legal_mask(self) -> np.ndarray:
-        """(B, 70) bool: exactly the legal actions of each game (all False once over).
+    def legal_words(self) -> np.ndarray:
+        """(B, 2) uint64: the legal actions as bits, action a at bit a % 64 of word a // 64
+        (the ``legal_mask`` packed, for callers that work on bits).
 
-        ``state.legal`` is relative to the phase's first action; shifted by it into a
-        128-bit action set (two uint64 words), one ``unpackbits`` makes the mask.
+        ``state.legal`` is relative to the phase's first action; shifted by it, it spans
+        the two words (numpy shifts by 64 or more give 0, so one of two shifts is used).
         """
-        st, b = self.state, self.batch_size
-        if self._wide_actions:  # bids and cursed suits: a second word for actions 64..127
+        st = self.state
+        words = np.zeros((self.batch_size, 2), np.uint64)  # (B, 2): actions 0..63, 64..127
+        if self._wide_actions:  # bids and cursed suits: actions 52..69
             phase = st.phase
-            words = np.empty((b, 2), np.uint64)  # (B, 2): actions 0..63, 64..127
             words[:, 0] = st.legal << _MASK_LOW_SHIFT.take(phase)
-            # Shifts of 64 or more give 0 in numpy, so exactly one of these two is used.
             words[:, 1] = ((st.legal >> _MASK_HIGH_RSHIFT.take(phase))
                            | (st.legal << _MASK_HIGH_LSHIFT.take(phase)))
         else:  # every legal set is a set of cards (actions 0..51)
-            words = st.legal
-        return np.unpackbits(words.view(np.uint8).reshape(b, -1), axis=1, count=NUM_ACTIONS,
-                             bitorder="little").view(bool)
+            words[:, 0] = st.legal
+        return words
+
+    @property
+    def legal_mask(self) -> np.ndarray:
+        """(B, 70) bool: exactly the legal actions of each game (all False once over).
+
+        One ``unpackbits`` of ``legal_words`` (without bids and cursed suits, of the
+        legal sets themselves: they are already the action bits).
+        """
+        words = self.legal_words if self._wide_actions else self.state.legal
+        return np.unpackbits(words.view(np.uint8).reshape(self.batch_size, -1), axis=1,
+                             count=NUM_ACTIONS, bitorder="little").view(bool)
 
     @property
     def current_player(self) -> np.ndarray:
