@@ -296,10 +296,9 @@ class ObservationTracker:
         self._stale = np.zeros(m, bool)  # (M,)
         self._scratch = np.zeros_like(self._out)  # (M, OBSERVATION_SIZE) for observe
         self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
-        p = engine.rules.num_players
-        # Per absolute seat a: flat index of card 0 of a's place in current_trick, per row.
-        self._trick_at = [self._row_start + _AT["current_trick"] + (a - self.seats) % p * 52
-                          for a in range(p)]  # P x (M,)
+        # The observer seat shared by every row, if there is one (then relative seats
+        # are the same in every row: see _relative).
+        self._one_seat = int(self.seats[0]) if m and (self.seats == self.seats[0]).all() else None
         self._scale = score_scale(engine)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
@@ -369,19 +368,29 @@ class ObservationTracker:
         card = np.asarray(actions, dtype=np.int64)[g]  # (n,) the card played
         rel = (seat[g] - self.seats[rows]) % p  # (n,) relative seat of its player
         at = self._row_start[rows]  # (n,) flat index of each row's start
-        flat = self._flat
+        # Every write of every row in one scatter, row by row (each row's few writes
+        # close together in time, in a (M, 1076) array far bigger than the cache). A
+        # write that does not apply to a row repeats its "played" write (value 1): the
+        # cost is the cache lines touched, and that one was just touched.
         at_card = at + rel * 52 + card  # (n,) flat index of (relative seat, card) in a block
-        flat[at_card + _AT["played"]] = 1
-        flat[at_card + _AT["current_trick"]] = 1
-        own = rel == 0
-        flat[at[own] + (_AT["hand"] + card[own])] = 0
-        lead = size[g] == 0
-        flat[at[lead] + (_AT["trick_leader"] + rel[lead])] = 1
         led = led[g].astype(np.int64)  # (n,) led suit before this card, -1 = it led
-        void = (led >= 0) & (card // 13 != led)
-        flat[at[void] + (_AT["voids"] + rel[void] * 4 + led[void])] = 1
+        where = np.empty((len(rows), 5), np.int64)  # (n, 5) flat indices
+        played_at = np.add(at_card, _AT["played"], out=where[:, 0])  # (n,) strided view
+        np.add(at_card, _AT["current_trick"], out=where[:, 1])
+        own = rel == 0  # (n,) the observer played it: it leaves the observer's hand
+        np.copyto(where[:, 2], at + (_AT["hand"] + card), where=own)
+        np.copyto(where[:, 2], played_at, where=~own)
+        lead = size[g] == 0  # (n,) the card led the trick
+        np.copyto(where[:, 3], at + (_AT["trick_leader"] + rel), where=lead)
+        np.copyto(where[:, 3], played_at, where=~lead)
+        void = (led >= 0) & (card // 13 != led)  # (n,) it did not follow the led suit
+        np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
+        np.copyto(where[:, 4], played_at, where=~void)
+        values = np.ones(where.shape, np.float32)  # (n, 5)
+        values[:, 2] = ~own  # 0 where the hand loses the card (else the "played" 1 again)
+        self._flat[where] = values
         if self.engine.rules.is_hearts:
-            flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
+            self._flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
         done = st.trick_index[g] != trick[g]  # (n,) the card completed a trick
         if done.any():
             self._finish_trick(rows[done], g[done], trick[g[done]], at[done])
@@ -441,25 +450,45 @@ class ObservationTracker:
 
     def _finish_trick(self, rows: np.ndarray, g: np.ndarray, trick: np.ndarray,
                       at: np.ndarray) -> None:
-        """Rows whose game completed trick ``trick``: clear it, add the cards won, rescore."""
+        """Rows whose game completed trick ``trick``: clear it, add the cards won, rescore.
+
+        One scatter, row by row, as in ``step``: per row the leader's flag and the P
+        cards of the trick are cleared, the P cards are added to the winner's, and the
+        P provisional points and the trick count are written.
+        """
         st, rules, p = self.engine.state, self.engine.rules, self.engine.rules.num_players
-        seats = self.seats[rows]  # (n,)
-        cards = st.trick_cards[g, trick].astype(np.int64)  # (n, P) card by absolute seat
-        winner = (st.trick_winner[g, trick] - seats) % p  # (n,) relative seat
-        leader = (st.trick_leader[g, trick] - seats) % p  # (n,)
-        flat = self._flat
-        flat[at + (_AT["trick_leader"] + leader)] = 0
+        n, seats = len(rows), self.seats[rows]  # (n,)
+        slot = g * rules.num_tricks + trick  # (n,) flat index of the trick in (B, T) arrays
+        # The trick's P cards as one opaque P-byte item per game (a faster gather than a
+        # (n, P) one), then seen as (n, P) int8 again.
+        items = st.trick_cards.view(np.dtype((np.void, p))).reshape(-1)  # (B * T,)
+        cards = items.take(slot).view(np.int8).reshape(n, p)  # (n, P) card by absolute seat
+        winner = (st.trick_winner.reshape(-1).take(slot) - seats) % p  # (n,) relative seat
+        leader = (st.trick_leader.reshape(-1).take(slot) - seats) % p  # (n,) relative seat
+        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
+        where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
+        values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
+        np.add(at, leader + _AT["trick_leader"], out=where[:, 0])
         won_at = at + (_AT["won"] + winner * 52)  # (n,) flat index of the winner's card 0
         for absolute in range(p):  # one seat (column) at a time
-            card = cards[:, absolute]  # (n,)
-            flat[self._trick_at[absolute][rows] + card] = 0
-            flat[won_at + card] = 1
-        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) absolute seats
-        by_rel = (seats[:, None] + np.arange(p)) % p  # (n, P) absolute seat of relative k
-        points = np.take_along_axis(points, by_rel, axis=1) / self._scale
-        start = _AT["round_points"]
-        self._out[rows, start:start + p] = points
-        self._out[rows, _AT["trick_number"]] = st.trick_index[g] / rules.num_tricks
+            card = cards[:, absolute]  # (n,) int8
+            rel = self._relative(absolute, rows)  # its relative seat: int or (n,)
+            np.add(at + (_AT["current_trick"] + rel * 52), card, out=where[:, 1 + absolute])
+            np.add(won_at, card, out=where[:, 1 + p + absolute])
+            np.add(at, _AT["round_points"] + rel, out=where[:, 1 + 2 * p + absolute])
+        np.add(at, _AT["trick_number"], out=where[:, -1])
+        values[:, :1 + p] = 0  # the leader and the trick in progress are cleared
+        values[:, 1 + p:1 + 2 * p] = 1  # the winner took the cards
+        values[:, 1 + 2 * p:-1] = points / self._scale
+        values[:, -1] = st.trick_index[g] / rules.num_tricks
+        self._flat[where] = values
+
+    def _relative(self, absolute: int, rows: np.ndarray) -> int | np.ndarray:
+        """Relative seat of ``absolute`` for the observers of ``rows``: an int if every row
+        observes from the same seat (the vector environment), else (n,) int64."""
+        if self._one_seat is not None:
+            return (absolute - self._one_seat) % self.engine.rules.num_players
+        return (absolute - self.seats[rows]) % self.engine.rules.num_players
 
     def _rows_of(self, games: np.ndarray | None) -> np.ndarray:
         """(n,) rows observing any of ``games`` (default: every row)."""

@@ -22,8 +22,10 @@ def _play_and_compare(rules: Rules, batch: int, seed: int, observers: str) -> No
     engine = Engine(rules, batch)
     rng = np.random.default_rng(seed)
     p = rules.num_players
-    if observers == "one per game":  # a vector environment: one learner seat per game
+    if observers == "one per game":  # one observer seat per game, any seat
         seats, games = rng.integers(0, p, batch), np.arange(batch)
+    elif observers == "one seat":  # a vector environment: the learner's seat in every game
+        seats, games = np.full(batch, rng.integers(0, p)), np.arange(batch)
     else:  # the AEC environment: every seat of every game
         seats, games = np.tile(np.arange(p), batch), np.repeat(np.arange(batch), p)
     tracker = ObservationTracker(engine, seats, games)
@@ -44,7 +46,7 @@ def _play_and_compare(rules: Rules, batch: int, seed: int, observers: str) -> No
 
 @settings(max_examples=40, deadline=None)
 @given(rules=rule_sets(max_rounds=2), seed=SEEDS, batch=st.sampled_from([1, 6]),
-       observers=st.sampled_from(["one per game", "every seat"]))
+       observers=st.sampled_from(["one per game", "one seat", "every seat"]))
 def test_tracker_equals_observe_after_every_step(rules: Rules, batch: int, seed: int,
                                                   observers: str):
     """Batches of one game take the tracker's scalar path, larger ones the batched one."""
