@@ -249,7 +249,8 @@ class _Rows:
         self._state, self._games = state, games
 
     def __getattr__(self, name: str) -> np.ndarray:
-        rows = getattr(self._state, name)[self._games]
+        # (take along axis 0 is several times faster than indexing [games] for 2-D arrays)
+        rows = getattr(self._state, name).take(self._games, axis=0)
         setattr(self, name, rows)
         return rows
 
@@ -322,7 +323,8 @@ class ObservationTracker:
         """
         if games is None:  # every row is rebuilt: whatever changed is covered
             self._version = self.engine.version
-        self._rebuild(self._rows_of(games))
+        self._stale[self._rows_of(games)] = True  # (rebuilt with the rows already stale)
+        self._rebuild(np.flatnonzero(self._stale))
 
     def _notice_outside_changes(self) -> None:
         """Mark every row stale if the engine's state changed since the tracker last saw it."""
@@ -331,7 +333,12 @@ class ObservationTracker:
             self._version = self.engine.version
 
     def _rebuild(self, rows: np.ndarray) -> None:
-        if len(rows):
+        """Rebuild ``rows`` (ascending, no repeats) with ``observe``."""
+        if len(rows) == len(self._out):  # every row: straight into out (no copy of M rows)
+            observe(self.engine, self.seats, None if self._identity else self.games,
+                    out=self._out)
+            self._stale[:] = False
+        elif len(rows):
             scratch = self._scratch[:len(rows)]  # reused memory: no fresh pages to touch
             observe(self.engine, self.seats[rows], self.games[rows], out=scratch)
             self._out[rows] = scratch
@@ -459,10 +466,8 @@ class ObservationTracker:
         st, rules, p = self.engine.state, self.engine.rules, self.engine.rules.num_players
         n, seats = len(rows), self.seats[rows]  # (n,)
         slot = g * rules.num_tricks + trick  # (n,) flat index of the trick in (B, T) arrays
-        # The trick's P cards as one opaque P-byte item per game (a faster gather than a
-        # (n, P) one), then seen as (n, P) int8 again.
-        items = st.trick_cards.view(np.dtype((np.void, p))).reshape(-1)  # (B * T,)
-        cards = items.take(slot).view(np.int8).reshape(n, p)  # (n, P) card by absolute seat
+        # (take along axis 0 is several times faster than indexing [slot] for 2-D arrays)
+        cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
         winner = (st.trick_winner.reshape(-1).take(slot) - seats) % p  # (n,) relative seat
         leader = (st.trick_leader.reshape(-1).take(slot) - seats) % p  # (n,) relative seat
         points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
