@@ -334,7 +334,10 @@ class ObservationTracker:
 
     def _rebuild(self, rows: np.ndarray) -> None:
         """Rebuild ``rows`` (ascending, no repeats) with ``observe``."""
-        if len(rows) == len(self._out):  # every row: straight into out (no copy of M rows)
+        if 2 * len(rows) > len(self._out):
+            # Most rows (a batch that started together begins its rounds together):
+            # every row straight into out, cheaper than gathering most games' state and
+            # copying most rows back (the other rows equal observe's values already).
             observe(self.engine, self.seats, None if self._identity else self.games,
                     out=self._out)
             self._stale[:] = False
