@@ -155,6 +155,13 @@ def _bits(masks: np.ndarray) -> np.ndarray:
                          bitorder="little")
 
 
+def _put_bits(block: np.ndarray, masks: np.ndarray) -> None:
+    """Write ``_bits(masks)`` into a zeroed ``block`` (masks.shape + (52,)), unless every
+    mask is empty (the block stays zeros: no pass over it)."""
+    if masks.any():
+        block[...] = _bits(masks)
+
+
 def observe(engine: Engine, seats: np.ndarray | int,
             games: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """(n, OBSERVATION_SIZE) float32: what each game's observer seat knows.
@@ -196,8 +203,10 @@ def observe(engine: Engine, seats: np.ndarray | int,
         out.fill(0)
     v = split_observation(out)  # writable views into out
 
+    # (Card blocks are written only where some game has a card in them: ``out`` is
+    # zeros, and at the start of a round most of them are empty in every game.)
     v["phase"][rows, sub.phase] = 1
-    v["hand"][:] = _bits(sub.hands[rows, seat])
+    _put_bits(v["hand"], sub.hands[rows, seat])
     trick = sub.current_trick[by_rel]  # (n, P) card of each relative seat, -1 = none
     v["current_trick"][rows[:, None], ks, trick] = trick >= 0
     current = np.minimum(sub.trick_index, rules.num_tricks - 1)
@@ -210,9 +219,10 @@ def observe(engine: Engine, seats: np.ndarray | int,
     giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (n, P) who passes to each seat
     received = passes[rows[:, None], giver]  # (n, P)
     at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
-    v["played"][:, :p] = _bits((at_start & ~sub.hands)[by_rel])
-    v["won"][:, :p] = _bits(sub.won[by_rel])
-    v["voids"][:, :p] = _voids(sub)[by_rel]
+    _put_bits(v["played"][:, :p], (at_start & ~sub.hands)[by_rel])
+    _put_bits(v["won"][:, :p], sub.won[by_rel])
+    if ((sub.trick_index > 0) | (sub.trick_size > 1)).any():  # else no void is shown yet
+        v["voids"][:, :p] = _voids(sub)[by_rel]
     scale = score_scale(engine)
     v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale
@@ -222,8 +232,8 @@ def observe(engine: Engine, seats: np.ndarray | int,
     v["cursed_suit"][rows, sub.cursed_suit] = sub.cursed_suit >= 0
     v["dealer"][rows, (sub.dealer - seat) % p] = 1
     v["pass_direction"][rows, offset] = offset > 0
-    v["passed"][:] = _bits(passes[rows, seat])
-    v["received"][:] = _bits(np.where(exchanged, received[rows, seat], np.uint64(0)))
+    _put_bits(v["passed"], passes[rows, seat])
+    _put_bits(v["received"], np.where(exchanged, received[rows, seat], np.uint64(0)))
     v["hearts_broken"][:, 0] = sub.hearts_broken
     v["trick_number"][:, 0] = sub.trick_index / rules.num_tricks
     v["num_players"][:, p - 3] = 1
