@@ -156,10 +156,14 @@ def _bits(masks: np.ndarray) -> np.ndarray:
 
 
 def _put_bits(block: np.ndarray, masks: np.ndarray) -> None:
-    """Write ``_bits(masks)`` into a zeroed ``block`` (masks.shape + (52,)), unless every
-    mask is empty (the block stays zeros: no pass over it)."""
-    if masks.any():
+    """Write ``_bits(masks)`` into a zeroed ``block`` (masks.shape + (52,)): only the rows
+    with a card, if they are few (the others stay zeros: no pass over them)."""
+    held = masks if masks.ndim == 1 else np.bitwise_or.reduce(masks, axis=1)  # (n,)
+    rows = np.flatnonzero(held)
+    if 2 * len(rows) > len(masks):
         block[...] = _bits(masks)
+    elif len(rows):
+        block[rows] = _bits(masks[rows])
 
 
 def observe(engine: Engine, seats: np.ndarray | int,
@@ -203,8 +207,8 @@ def observe(engine: Engine, seats: np.ndarray | int,
         out.fill(0)
     v = split_observation(out)  # writable views into out
 
-    # (Card blocks are written only where some game has a card in them: ``out`` is
-    # zeros, and at the start of a round most of them are empty in every game.)
+    # (Card blocks are written only in the rows that have a card in them, if they are
+    # few: ``out`` is zeros, and at the start of a round most of them are empty.)
     v["phase"][rows, sub.phase] = 1
     _put_bits(v["hand"], sub.hands[rows, seat])
     trick = sub.current_trick[by_rel]  # (n, P) card of each relative seat, -1 = none
@@ -221,8 +225,12 @@ def observe(engine: Engine, seats: np.ndarray | int,
     at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
     _put_bits(v["played"][:, :p], (at_start & ~sub.hands)[by_rel])
     _put_bits(v["won"][:, :p], sub.won[by_rel])
-    if ((sub.trick_index > 0) | (sub.trick_size > 1)).any():  # else no void is shown yet
+    shown = np.flatnonzero((sub.trick_index > 0) | (sub.trick_size > 1))  # others: no void yet
+    if 2 * len(shown) > b:
         v["voids"][:, :p] = _voids(sub)[by_rel]
+    elif len(shown):
+        v["voids"][shown, :p] = _voids(_Rows(sub, shown))[np.arange(len(shown))[:, None],
+                                                         by_rel[1][shown]]
     scale = score_scale(engine)
     v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale

@@ -125,3 +125,21 @@ def test_observe_rejects_bad_games_and_seats(seats, games, message):
     engine.reset(0)
     with pytest.raises(ValueError, match=message):
         observe(engine, seats, games)
+
+
+@pytest.mark.parametrize(("rules", "steps"), [(Rules(), 9), (Rules(game="hearts"), 7),
+                                              (Rules(game="hearts"), 21)],
+                         ids=["smoorverliefd", "hearts-passing", "hearts-playing"])
+def test_observe_of_a_few_games_mid_round_among_new_ones_equals_each_game_alone(rules, steps):
+    """observe writes the card blocks only in the rows holding cards when those are few
+    (most games just started a round): each row still equals that game observed alone."""
+    engine = Engine(rules, 12)
+    engine.reset(1)
+    rng = np.random.default_rng(1)
+    for _ in range(steps):
+        engine.step(engine.sample_legal(rng))
+    engine.reset(2, games=np.arange(3, 12), game_ids=np.arange(3, 12) + 100)  # 3 go on
+    seats = rng.integers(0, rules.num_players, 12)
+    alone = [observe(engine, seats[g:g + 1], np.array([g])) for g in range(12)]
+    assert np.array_equal(observe(engine, seats), np.concatenate(alone))
+    assert np.array_equal(observe(engine, seats[:5], np.arange(5)), np.concatenate(alone[:5]))
