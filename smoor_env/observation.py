@@ -318,6 +318,8 @@ class ObservationTracker:
         # The observer seat shared by every row, if there is one (then relative seats
         # are the same in every row: see _relative).
         self._one_seat = int(self.seats[0]) if m and (self.seats == self.seats[0]).all() else None
+        p = engine.rules.num_players
+        self._relative_of = (np.arange(p) - (self._one_seat or 0)) % p  # (P,) abs -> relative
         self._scale = score_scale(engine)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
@@ -378,7 +380,7 @@ class ObservationTracker:
         self._notice_outside_changes()
         if self.engine.batch_size == 1:
             return self._step_one_game(actions, active)
-        st, p = self.engine.state, self.engine.rules.num_players
+        st = self.engine.state
         # What the step reads and changes, before it runs: (B,) each.
         over, playing = st.match_over.copy(), st.phase == Phase.PLAY
         seat, size, led = st.current_player.copy(), st.trick_size.copy(), st.led_suit.copy()
@@ -394,7 +396,7 @@ class ObservationTracker:
             return st
         g = rows if self._identity else self.games[rows]  # (n,) their games
         card = np.asarray(actions, dtype=np.int64)[g]  # (n,) the card played
-        rel = (seat[g] - self.seats[rows]) % p  # (n,) relative seat of its player
+        rel = self._relative_seats(seat.take(g), rows)  # (n,) relative seat of its player
         at = self._row_start[rows]  # (n,) flat index of each row's start
         # Every write of every row in one scatter, row by row (each row's few writes
         # close together in time, in a (M, 1076) array far bigger than the cache). A
@@ -485,12 +487,12 @@ class ObservationTracker:
         P provisional points and the trick count are written.
         """
         st, rules, p = self.engine.state, self.engine.rules, self.engine.rules.num_players
-        n, seats = len(rows), self.seats[rows]  # (n,)
+        n = len(rows)
         slot = g * rules.num_tricks + trick  # (n,) flat index of the trick in (B, T) arrays
         # (take along axis 0 is several times faster than indexing [slot] for 2-D arrays)
         cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
-        winner = (st.trick_winner.reshape(-1).take(slot) - seats) % p  # (n,) relative seat
-        leader = (st.trick_leader.reshape(-1).take(slot) - seats) % p  # (n,) relative seat
+        winner = self._relative_seats(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
+        leader = self._relative_seats(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
         points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
         where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
         values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
@@ -508,6 +510,13 @@ class ObservationTracker:
         values[:, 1 + 2 * p:-1] = points / self._scale
         values[:, -1] = st.trick_index[g] / rules.num_tricks
         self._flat[where] = values
+
+    def _relative_seats(self, absolute: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(n,) int64 relative seats of the absolute seats ``absolute`` (n,) int8 for the
+        observers of ``rows`` (with one observer seat: a table look-up, no modulo)."""
+        if self._one_seat is not None:
+            return self._relative_of.take(absolute)
+        return (absolute - self.seats[rows]) % self.engine.rules.num_players
 
     def _relative(self, absolute: int, rows: np.ndarray) -> int | np.ndarray:
         """Relative seat of ``absolute`` for the observers of ``rows``: an int if every row
