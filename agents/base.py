@@ -5,6 +5,11 @@ with ``"observation"`` (B, D) float32 and ``"action_mask"`` (B, 70) bool or int8
 and a ``numpy.random.Generator``, and returns (B,) legal action ids. The same
 object plays in the PettingZoo environment (B = 1), the Gymnasium environments
 and the experiments. Agents see only the observation: never the engine state.
+
+An agent that reads only the action mask may also offer ``act_packed(words,
+rng)``: the same actions (for the same ``rng``) from the mask packed into bits
+(``pack_mask``). The vector environment then hands its opponents the packed legal
+sets it already has, instead of building and unpacking a (B, 70) mask.
 """
 
 from __future__ import annotations
@@ -53,6 +58,26 @@ def make_agent(name: str | Agent, **options: Any) -> Agent:
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
     return _REGISTRY[name](**options)
+
+
+def pack_mask(mask: np.ndarray) -> np.ndarray:
+    """(B, 2) uint64: a (B, 70) legal mask as bits, action a at bit a % 64 of word a // 64."""
+    words = np.zeros((len(mask), 2), np.uint64)  # (B, 2): actions 0..63, 64..127
+    words.view(np.uint8)[:, :9] = np.packbits(mask, axis=1, bitorder="little")
+    return words
+
+
+def check_packed(words: np.ndarray) -> np.ndarray:
+    """(B, 2) uint64 packed legal mask (see ``pack_mask``), with a clear error if malformed."""
+    words = np.asarray(words)
+    if words.dtype != np.uint64 or words.ndim != 2 or words.shape[1] != 2:
+        raise ValueError(f"packed action masks must be uint64 of shape (B, 2), got "
+                         f"{words.dtype} {words.shape}")
+    none = (words[:, 0] | words[:, 1]) == 0  # (B,) no legal action
+    if none.any():
+        raise ValueError(f"no legal action in games {np.flatnonzero(none)[:10].tolist()} "
+                         f"(is the match over?)")
+    return words
 
 
 def check_mask(observations: dict[str, np.ndarray]) -> np.ndarray:

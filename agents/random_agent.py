@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import check_mask, register
+from agents.base import check_mask, check_packed, pack_mask, register
 from smoor_env.engine import byte_prefix_counts, kth_set_bit
 
 
@@ -16,13 +16,15 @@ class RandomAgent:
     uses_observation = False
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
-        mask = check_mask(observations)  # (B, 70)
+        return self.act_packed(pack_mask(check_mask(observations)), rng)
+
+    def act_packed(self, words: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(B,) int64 actions from the legal mask packed into (B, 2) uint64 (``pack_mask``)."""
         # The k-th legal action, k uniform below each game's count (one draw per game),
         # found in the packed mask with the engine's whole-batch bit selection: no (B, 70)
         # random numbers or sums (numpy is slow along a short axis).
-        b = len(mask)
-        words = np.zeros((b, 2), np.uint64)  # (B, 2): actions 0..63, 64..69
-        words.view(np.uint8)[:, :9] = np.packbits(mask, axis=1, bitorder="little")
+        words = check_packed(words)  # (B, 2): actions 0..63, 64..127
+        b = len(words)
         low, high = words[:, 0], words[:, 1]  # (B,) each
         in_low = np.bitwise_count(low).astype(np.uint64)  # (B,)
         k = (rng.random(b) * (in_low + np.bitwise_count(high))).astype(np.uint64)  # (B,)

@@ -155,6 +155,17 @@ def _bits(masks: np.ndarray) -> np.ndarray:
                          bitorder="little")
 
 
+def _put_bits(block: np.ndarray, masks: np.ndarray) -> None:
+    """Write ``_bits(masks)`` into a zeroed ``block`` (masks.shape + (52,)): only the rows
+    with a card, if they are few (the others stay zeros: no pass over them)."""
+    held = masks if masks.ndim == 1 else np.bitwise_or.reduce(masks, axis=1)  # (n,)
+    rows = np.flatnonzero(held)
+    if 2 * len(rows) > len(masks):
+        block[...] = _bits(masks)
+    elif len(rows):
+        block[rows] = _bits(masks[rows])
+
+
 def observe(engine: Engine, seats: np.ndarray | int,
             games: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
     """(n, OBSERVATION_SIZE) float32: what each game's observer seat knows.
@@ -196,8 +207,10 @@ def observe(engine: Engine, seats: np.ndarray | int,
         out.fill(0)
     v = split_observation(out)  # writable views into out
 
+    # (Card blocks are written only in the rows that have a card in them, if they are
+    # few: ``out`` is zeros, and at the start of a round most of them are empty.)
     v["phase"][rows, sub.phase] = 1
-    v["hand"][:] = _bits(sub.hands[rows, seat])
+    _put_bits(v["hand"], sub.hands[rows, seat])
     trick = sub.current_trick[by_rel]  # (n, P) card of each relative seat, -1 = none
     v["current_trick"][rows[:, None], ks, trick] = trick >= 0
     current = np.minimum(sub.trick_index, rules.num_tricks - 1)
@@ -210,9 +223,14 @@ def observe(engine: Engine, seats: np.ndarray | int,
     giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (n, P) who passes to each seat
     received = passes[rows[:, None], giver]  # (n, P)
     at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
-    v["played"][:, :p] = _bits((at_start & ~sub.hands)[by_rel])
-    v["won"][:, :p] = _bits(sub.won[by_rel])
-    v["voids"][:, :p] = _voids(sub)[by_rel]
+    _put_bits(v["played"][:, :p], (at_start & ~sub.hands)[by_rel])
+    _put_bits(v["won"][:, :p], sub.won[by_rel])
+    shown = np.flatnonzero((sub.trick_index > 0) | (sub.trick_size > 1))  # others: no void yet
+    if 2 * len(shown) > b:
+        v["voids"][:, :p] = _voids(sub)[by_rel]
+    elif len(shown):
+        v["voids"][shown, :p] = _voids(_Rows(sub, shown))[np.arange(len(shown))[:, None],
+                                                         by_rel[1][shown]]
     scale = score_scale(engine)
     v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale
@@ -222,8 +240,8 @@ def observe(engine: Engine, seats: np.ndarray | int,
     v["cursed_suit"][rows, sub.cursed_suit] = sub.cursed_suit >= 0
     v["dealer"][rows, (sub.dealer - seat) % p] = 1
     v["pass_direction"][rows, offset] = offset > 0
-    v["passed"][:] = _bits(passes[rows, seat])
-    v["received"][:] = _bits(np.where(exchanged, received[rows, seat], np.uint64(0)))
+    _put_bits(v["passed"], passes[rows, seat])
+    _put_bits(v["received"], np.where(exchanged, received[rows, seat], np.uint64(0)))
     v["hearts_broken"][:, 0] = sub.hearts_broken
     v["trick_number"][:, 0] = sub.trick_index / rules.num_tricks
     v["num_players"][:, p - 3] = 1
@@ -249,7 +267,8 @@ class _Rows:
         self._state, self._games = state, games
 
     def __getattr__(self, name: str) -> np.ndarray:
-        rows = getattr(self._state, name)[self._games]
+        # (take along axis 0 is several times faster than indexing [games] for 2-D arrays)
+        rows = getattr(self._state, name).take(self._games, axis=0)
         setattr(self, name, rows)
         return rows
 
@@ -296,10 +315,11 @@ class ObservationTracker:
         self._stale = np.zeros(m, bool)  # (M,)
         self._scratch = np.zeros_like(self._out)  # (M, OBSERVATION_SIZE) for observe
         self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
+        # The observer seat shared by every row, if there is one (then relative seats
+        # are the same in every row: see _relative).
+        self._one_seat = int(self.seats[0]) if m and (self.seats == self.seats[0]).all() else None
         p = engine.rules.num_players
-        # Per absolute seat a: flat index of card 0 of a's place in current_trick, per row.
-        self._trick_at = [self._row_start + _AT["current_trick"] + (a - self.seats) % p * 52
-                          for a in range(p)]  # P x (M,)
+        self._relative_of = (np.arange(p) - (self._one_seat or 0)) % p  # (P,) abs -> relative
         self._scale = score_scale(engine)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
@@ -323,7 +343,8 @@ class ObservationTracker:
         """
         if games is None:  # every row is rebuilt: whatever changed is covered
             self._version = self.engine.version
-        self._rebuild(self._rows_of(games))
+        self._stale[self._rows_of(games)] = True  # (rebuilt with the rows already stale)
+        self._rebuild(np.flatnonzero(self._stale))
 
     def _notice_outside_changes(self) -> None:
         """Mark every row stale if the engine's state changed since the tracker last saw it."""
@@ -332,7 +353,15 @@ class ObservationTracker:
             self._version = self.engine.version
 
     def _rebuild(self, rows: np.ndarray) -> None:
-        if len(rows):
+        """Rebuild ``rows`` (ascending, no repeats) with ``observe``."""
+        if 2 * len(rows) > len(self._out):
+            # Most rows (a batch that started together begins its rounds together):
+            # every row straight into out, cheaper than gathering most games' state and
+            # copying most rows back (the other rows equal observe's values already).
+            observe(self.engine, self.seats, None if self._identity else self.games,
+                    out=self._out)
+            self._stale[:] = False
+        elif len(rows):
             scratch = self._scratch[:len(rows)]  # reused memory: no fresh pages to touch
             observe(self.engine, self.seats[rows], self.games[rows], out=scratch)
             self._out[rows] = scratch
@@ -351,7 +380,7 @@ class ObservationTracker:
         self._notice_outside_changes()
         if self.engine.batch_size == 1:
             return self._step_one_game(actions, active)
-        st, p = self.engine.state, self.engine.rules.num_players
+        st = self.engine.state
         # What the step reads and changes, before it runs: (B,) each.
         over, playing = st.match_over.copy(), st.phase == Phase.PLAY
         seat, size, led = st.current_player.copy(), st.trick_size.copy(), st.led_suit.copy()
@@ -367,21 +396,31 @@ class ObservationTracker:
             return st
         g = rows if self._identity else self.games[rows]  # (n,) their games
         card = np.asarray(actions, dtype=np.int64)[g]  # (n,) the card played
-        rel = (seat[g] - self.seats[rows]) % p  # (n,) relative seat of its player
+        rel = self._relative_seats(seat.take(g), rows)  # (n,) relative seat of its player
         at = self._row_start[rows]  # (n,) flat index of each row's start
-        flat = self._flat
+        # Every write of every row in one scatter, row by row (each row's few writes
+        # close together in time, in a (M, 1076) array far bigger than the cache). A
+        # write that does not apply to a row repeats its "played" write (value 1): the
+        # cost is the cache lines touched, and that one was just touched.
         at_card = at + rel * 52 + card  # (n,) flat index of (relative seat, card) in a block
-        flat[at_card + _AT["played"]] = 1
-        flat[at_card + _AT["current_trick"]] = 1
-        own = rel == 0
-        flat[at[own] + (_AT["hand"] + card[own])] = 0
-        lead = size[g] == 0
-        flat[at[lead] + (_AT["trick_leader"] + rel[lead])] = 1
         led = led[g].astype(np.int64)  # (n,) led suit before this card, -1 = it led
-        void = (led >= 0) & (card // 13 != led)
-        flat[at[void] + (_AT["voids"] + rel[void] * 4 + led[void])] = 1
+        where = np.empty((len(rows), 5), np.int64)  # (n, 5) flat indices
+        played_at = np.add(at_card, _AT["played"], out=where[:, 0])  # (n,) strided view
+        np.add(at_card, _AT["current_trick"], out=where[:, 1])
+        own = rel == 0  # (n,) the observer played it: it leaves the observer's hand
+        np.copyto(where[:, 2], at + (_AT["hand"] + card), where=own)
+        np.copyto(where[:, 2], played_at, where=~own)
+        lead = size[g] == 0  # (n,) the card led the trick
+        np.copyto(where[:, 3], at + (_AT["trick_leader"] + rel), where=lead)
+        np.copyto(where[:, 3], played_at, where=~lead)
+        void = (led >= 0) & (card // 13 != led)  # (n,) it did not follow the led suit
+        np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
+        np.copyto(where[:, 4], played_at, where=~void)
+        values = np.ones(where.shape, np.float32)  # (n, 5)
+        values[:, 2] = ~own  # 0 where the hand loses the card (else the "played" 1 again)
+        self._flat[where] = values
         if self.engine.rules.is_hearts:
-            flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
+            self._flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
         done = st.trick_index[g] != trick[g]  # (n,) the card completed a trick
         if done.any():
             self._finish_trick(rows[done], g[done], trick[g[done]], at[done])
@@ -441,25 +480,50 @@ class ObservationTracker:
 
     def _finish_trick(self, rows: np.ndarray, g: np.ndarray, trick: np.ndarray,
                       at: np.ndarray) -> None:
-        """Rows whose game completed trick ``trick``: clear it, add the cards won, rescore."""
+        """Rows whose game completed trick ``trick``: clear it, add the cards won, rescore.
+
+        One scatter, row by row, as in ``step``: per row the leader's flag and the P
+        cards of the trick are cleared, the P cards are added to the winner's, and the
+        P provisional points and the trick count are written.
+        """
         st, rules, p = self.engine.state, self.engine.rules, self.engine.rules.num_players
-        seats = self.seats[rows]  # (n,)
-        cards = st.trick_cards[g, trick].astype(np.int64)  # (n, P) card by absolute seat
-        winner = (st.trick_winner[g, trick] - seats) % p  # (n,) relative seat
-        leader = (st.trick_leader[g, trick] - seats) % p  # (n,)
-        flat = self._flat
-        flat[at + (_AT["trick_leader"] + leader)] = 0
+        n = len(rows)
+        slot = g * rules.num_tricks + trick  # (n,) flat index of the trick in (B, T) arrays
+        # (take along axis 0 is several times faster than indexing [slot] for 2-D arrays)
+        cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
+        winner = self._relative_seats(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
+        leader = self._relative_seats(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
+        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
+        where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
+        values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
+        np.add(at, leader + _AT["trick_leader"], out=where[:, 0])
         won_at = at + (_AT["won"] + winner * 52)  # (n,) flat index of the winner's card 0
         for absolute in range(p):  # one seat (column) at a time
-            card = cards[:, absolute]  # (n,)
-            flat[self._trick_at[absolute][rows] + card] = 0
-            flat[won_at + card] = 1
-        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) absolute seats
-        by_rel = (seats[:, None] + np.arange(p)) % p  # (n, P) absolute seat of relative k
-        points = np.take_along_axis(points, by_rel, axis=1) / self._scale
-        start = _AT["round_points"]
-        self._out[rows, start:start + p] = points
-        self._out[rows, _AT["trick_number"]] = st.trick_index[g] / rules.num_tricks
+            card = cards[:, absolute]  # (n,) int8
+            rel = self._relative(absolute, rows)  # its relative seat: int or (n,)
+            np.add(at + (_AT["current_trick"] + rel * 52), card, out=where[:, 1 + absolute])
+            np.add(won_at, card, out=where[:, 1 + p + absolute])
+            np.add(at, _AT["round_points"] + rel, out=where[:, 1 + 2 * p + absolute])
+        np.add(at, _AT["trick_number"], out=where[:, -1])
+        values[:, :1 + p] = 0  # the leader and the trick in progress are cleared
+        values[:, 1 + p:1 + 2 * p] = 1  # the winner took the cards
+        values[:, 1 + 2 * p:-1] = points / self._scale
+        values[:, -1] = st.trick_index[g] / rules.num_tricks
+        self._flat[where] = values
+
+    def _relative_seats(self, absolute: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(n,) int64 relative seats of the absolute seats ``absolute`` (n,) int8 for the
+        observers of ``rows`` (with one observer seat: a table look-up, no modulo)."""
+        if self._one_seat is not None:
+            return self._relative_of.take(absolute)
+        return (absolute - self.seats[rows]) % self.engine.rules.num_players
+
+    def _relative(self, absolute: int, rows: np.ndarray) -> int | np.ndarray:
+        """Relative seat of ``absolute`` for the observers of ``rows``: an int if every row
+        observes from the same seat (the vector environment), else (n,) int64."""
+        if self._one_seat is not None:
+            return (absolute - self._one_seat) % self.engine.rules.num_players
+        return (absolute - self.seats[rows]) % self.engine.rules.num_players
 
     def _rows_of(self, games: np.ndarray | None) -> np.ndarray:
         """(n,) rows observing any of ``games`` (default: every row)."""
@@ -495,8 +559,10 @@ def _voids(st: State | _Rows) -> np.ndarray:
     # Bit s set: a card was played off the led suit s; OR over the tricks, then unpack.
     led_bit = np.where(led >= 0, np.uint8(1) << np.maximum(led, 0).astype(np.uint8),
                        np.uint8(0))  # (B, T+1) uint8
-    shown = np.bitwise_or.reduce(np.where(missed, led_bit[:, :, None], np.uint8(0)),
-                                 axis=1)  # (B, P) uint8
+    bits = np.where(missed, led_bit[:, :, None], np.uint8(0))  # (B, T+1, P) uint8
+    shown = bits[:, 0].copy()  # (B, P) uint8: OR one trick at a time (a reduce over the
+    for trick in range(1, bits.shape[1]):  # middle axis is several times slower)
+        shown |= bits[:, trick]
     return (shown[:, :, None] >> np.arange(4, dtype=np.uint8) & 1).astype(np.float32)
 
 

@@ -10,8 +10,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import smoor_env  # noqa: F401 - registers the ids
-from smoor_env import Phase, Rules
-from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+from agents import RandomAgent
+from agents.base import pack_mask
+from smoor_env import Engine, Phase, Rules
+from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv, packed_legal
 from smoor_env.observation import split_observation
 
 IDS = ["smoor_env/Smoorverliefd-v0", "smoor_env/Hearts-v0"]
@@ -172,3 +174,70 @@ def test_vector_env_without_copy_returns_read_only_views_of_the_same_observation
         kept = obs_b
         obs_b, *_ = viewed.step(actions)
         assert np.shares_memory(kept, obs_b)  # a view: copy it to keep it
+
+
+@pytest.mark.parametrize("rules", [
+    Rules(), Rules(game="hearts", max_rounds=2), Rules(num_players=3, bidding=True),
+    Rules(num_players=5, cupids_arrow=True, bidding=True, max_rounds=3)],
+    ids=["smoorverliefd", "hearts", "bidding", "cupid-and-bidding"])
+def test_packed_legal_is_the_packed_action_mask_in_every_phase(rules):
+    """What the vector environment hands to ``act_packed`` agents equals ``pack_mask``
+    of the engine's mask, for every phase (bids and cursed suits lie past action 63)."""
+    engine = Engine(rules, 64)
+    engine.reset(2)
+    rng = np.random.default_rng(2)
+    phases = set()
+    for _ in range(400):
+        phases.update(engine.state.phase.tolist())
+        assert np.array_equal(packed_legal(engine.state), pack_mask(engine.legal_mask))
+        rows = rng.choice(64, 9, replace=False)
+        assert np.array_equal(packed_legal(engine.state, rows),
+                              pack_mask(engine.legal_mask[rows]))
+        if engine.state.match_over.all():
+            engine.reset(int(rng.integers(1000)))
+        engine.step(engine.sample_legal(rng), active=~engine.state.match_over)
+    wanted = {Phase.PLAY, Phase.OVER} | ({Phase.PASS} if rules.passing else set()) | (
+        {Phase.BID} if rules.bidding else set()) | ({Phase.CURSE} if rules.cupids_arrow else set())
+    assert wanted <= phases
+
+
+def test_random_agent_acts_the_same_from_the_mask_and_from_packed_bits():
+    agent = RandomAgent()
+    rng = np.random.default_rng(3)
+    mask = rng.random((500, 70)) < 0.1
+    mask[np.arange(500), rng.integers(0, 70, 500)] = True  # at least one legal action
+    from_mask = agent.act({"observation": None, "action_mask": mask}, np.random.default_rng(4))
+    from_bits = agent.act_packed(pack_mask(mask), np.random.default_rng(4))
+    assert np.array_equal(from_mask, from_bits) and mask[np.arange(500), from_bits].all()
+    mask[7] = False
+    with pytest.raises(ValueError, match=r"no legal action in games \[7\]"):
+        agent.act_packed(pack_mask(mask), rng)
+    with pytest.raises(ValueError, match="uint64 of shape"):
+        agent.act_packed(np.zeros((3, 70), bool), rng)
+
+
+class _MaskOnly:
+    """The random agent without ``act_packed``: the environment must build it masks."""
+
+    name, uses_observation = "mask-only random", False
+
+    def act(self, observations, rng):
+        return RandomAgent().act(observations, rng)
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(num_players=5, cupids_arrow=True,
+                                                  bidding=True, max_rounds=2)],
+                         ids=["smoorverliefd", "cupid-and-bidding"])
+def test_vector_env_gives_the_same_episodes_with_packed_or_mask_opponents(rules):
+    runs = []
+    for opponents in (RandomAgent(), _MaskOnly()):
+        envs = SmoorVectorEnv(num_envs=24, rules=rules, opponents=opponents, reward_mode="trick")
+        rng = np.random.default_rng(5)
+        obs, info = envs.reset(seed=5)
+        out = [obs]
+        for _ in range(150):
+            obs, rewards, terminated, _, info = envs.step(_random_actions(info["action_mask"],
+                                                                          rng))
+            out += [obs, rewards[:, None], terminated[:, None], info["action_mask"]]
+        runs.append(out)
+    assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))

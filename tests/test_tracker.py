@@ -22,8 +22,10 @@ def _play_and_compare(rules: Rules, batch: int, seed: int, observers: str) -> No
     engine = Engine(rules, batch)
     rng = np.random.default_rng(seed)
     p = rules.num_players
-    if observers == "one per game":  # a vector environment: one learner seat per game
+    if observers == "one per game":  # one observer seat per game, any seat
         seats, games = rng.integers(0, p, batch), np.arange(batch)
+    elif observers == "one seat":  # a vector environment: the learner's seat in every game
+        seats, games = np.full(batch, rng.integers(0, p)), np.arange(batch)
     else:  # the AEC environment: every seat of every game
         seats, games = np.tile(np.arange(p), batch), np.repeat(np.arange(batch), p)
     tracker = ObservationTracker(engine, seats, games)
@@ -44,7 +46,7 @@ def _play_and_compare(rules: Rules, batch: int, seed: int, observers: str) -> No
 
 @settings(max_examples=40, deadline=None)
 @given(rules=rule_sets(max_rounds=2), seed=SEEDS, batch=st.sampled_from([1, 6]),
-       observers=st.sampled_from(["one per game", "every seat"]))
+       observers=st.sampled_from(["one per game", "one seat", "every seat"]))
 def test_tracker_equals_observe_after_every_step(rules: Rules, batch: int, seed: int,
                                                   observers: str):
     """Batches of one game take the tracker's scalar path, larger ones the batched one."""
@@ -123,3 +125,21 @@ def test_observe_rejects_bad_games_and_seats(seats, games, message):
     engine.reset(0)
     with pytest.raises(ValueError, match=message):
         observe(engine, seats, games)
+
+
+@pytest.mark.parametrize(("rules", "steps"), [(Rules(), 9), (Rules(game="hearts"), 7),
+                                              (Rules(game="hearts"), 21)],
+                         ids=["smoorverliefd", "hearts-passing", "hearts-playing"])
+def test_observe_of_a_few_games_mid_round_among_new_ones_equals_each_game_alone(rules, steps):
+    """observe writes the card blocks only in the rows holding cards when those are few
+    (most games just started a round): each row still equals that game observed alone."""
+    engine = Engine(rules, 12)
+    engine.reset(1)
+    rng = np.random.default_rng(1)
+    for _ in range(steps):
+        engine.step(engine.sample_legal(rng))
+    engine.reset(2, games=np.arange(3, 12), game_ids=np.arange(3, 12) + 100)  # 3 go on
+    seats = rng.integers(0, rules.num_players, 12)
+    alone = [observe(engine, seats[g:g + 1], np.array([g])) for g in range(12)]
+    assert np.array_equal(observe(engine, seats), np.concatenate(alone))
+    assert np.array_equal(observe(engine, seats[:5], np.arange(5)), np.concatenate(alone[:5]))
