@@ -39,7 +39,7 @@ from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observe
 from smoor_env.render import render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
-from smoor_env.state import NUM_ACTIONS, PHASE_ACTION_OFFSET, State
+from smoor_env.state import NUM_ACTIONS
 
 OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
 ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
@@ -49,29 +49,6 @@ def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
     if rules is None:
         return Rules(**options)
     return rules.replace(**options) if options else rules
-
-
-_WORD_SHIFT = PHASE_ACTION_OFFSET.astype(np.uint64)  # (5,) per phase: its first action id
-_U64 = np.uint64(64)
-
-
-def packed_legal(state: State, games: np.ndarray | slice = slice(None)) -> np.ndarray:
-    """(n, 2) uint64: the legal actions of ``games`` as ``agents.base.pack_mask`` packs the
-    action mask (action a at bit a % 64 of word a // 64), straight from the legal sets.
-
-    ``state.legal`` holds bit k for action ``PHASE_ACTION_OFFSET[phase] + k``: shifted
-    left by that offset it spans two words. (numpy shifts by 64 or more give 0, also
-    for the wrapped-around huge counts below.)
-    """
-    legal = state.legal[games]  # (n,) uint64
-    offset = _WORD_SHIFT.take(state.phase[games])  # (n,) uint64 0, 52 or 66
-    words = np.empty((len(legal), 2), np.uint64)  # (n, 2)
-    np.left_shift(legal, offset, out=words[:, 0])
-    if (offset == 0).all():  # cards only (play and pass): nothing past action 63
-        words[:, 1] = 0
-    else:
-        words[:, 1] = (legal >> (_U64 - offset)) | (legal << (offset - _U64))
-    return words
 
 
 def _opponents(opponents: Any, rules: Rules, learner_seat: int) -> dict[int, Any]:
@@ -128,7 +105,7 @@ class _Match:
         if actions is not None:
             in_range = (actions >= 0) & (actions < NUM_ACTIONS)  # (B,)
             a = np.where(in_range, actions, 0).astype(np.int64)  # (B,) action, 0 if out of range
-            word = packed_legal(st).reshape(-1).take(2 * np.arange(engine.batch_size) + (a >> 6))
+            word = engine.legal_words.reshape(-1).take(2 * np.arange(engine.batch_size) + (a >> 6))
             legal = (word >> (a & 63).astype(np.uint64)) & np.uint64(1) == 1  # (B,) bool
             illegal = active & ~(in_range & legal)
             if illegal.any() and self.illegal_action == "raise":
@@ -145,6 +122,7 @@ class _Match:
                 return total, illegal
             moves = np.zeros(engine.batch_size, np.int64)
             mask = None  # (B, 70) legal mask, built only for agents that need it
+            words = None  # (B, 2) uint64 the same packed (Engine.legal_words)
             for agent, seats in self._agent_seats:  # each agent once, for all its seats
                 rows = np.flatnonzero(waiting if seats is None
                                       else waiting & np.isin(st.current_player, seats))
@@ -152,7 +130,8 @@ class _Match:
                     continue
                 if not agent.uses_observation and hasattr(agent, "act_packed"):
                     # The same actions as from the mask, from the packed legal sets.
-                    moves[rows] = agent.act_packed(packed_legal(st, rows), self.rng)
+                    words = engine.legal_words if words is None else words
+                    moves[rows] = agent.act_packed(words.take(rows, axis=0), self.rng)
                     continue
                 seen = None  # observations only for agents that read them
                 if agent.uses_observation:

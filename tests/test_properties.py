@@ -301,23 +301,6 @@ def test_same_seed_same_deals(rules: Rules, seed: int) -> None:
         assert np.array_equal(a.state.dealer, b.state.dealer)
 
 
-@settings(max_examples=20, deadline=None)
-@given(rules=rule_sets(max_rounds=2), seed=SEEDS)
-def test_legal_words_are_the_legal_mask_packed(rules: Rules, seed: int) -> None:
-    """``legal_words``: action a at bit a % 64 of word a // 64, in every phase."""
-    engine = Engine(rules, 8)
-    engine.reset(seed)
-    rng = np.random.default_rng(seed % 2**32)
-    while True:
-        words = engine.legal_words  # (8, 2) uint64
-        bits = np.unpackbits(words.view(np.uint8), axis=1, count=128, bitorder="little")
-        assert np.array_equal(bits[:, :70].astype(bool), engine.legal_mask)
-        assert not bits[:, 70:].any()
-        if engine.state.match_over.all():
-            break
-        engine.step(_random_actions(engine, rng))
-
-
 @settings(max_examples=10, deadline=None)
 @given(rules=rule_sets(max_rounds=1), seed=SEEDS, first=st.integers(0, 2**40))
 def test_a_deal_is_the_same_in_small_and_large_batches(rules: Rules, seed: int,
