@@ -37,7 +37,7 @@ from smoor_env.gym_env import SmoorVectorEnv
 @dataclass
 class Args:
     seconds: float = 2.0
-    """minimum measuring time per row"""
+    """minimum measuring time per row (at least one episode or step is always measured)"""
     num_envs: list[int] = field(default_factory=lambda: [1024, 8192])
     """sub-environment counts of the vector-environment rows"""
     seed: int = 0
@@ -56,7 +56,7 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     steps, episode, in_reset = 0, 0, 0.0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while episode == 0 or time.perf_counter() - start < seconds:  # at least one episode
         t0 = time.perf_counter()
         aec.reset(seed=seed + episode)
         in_reset += time.perf_counter() - t0
@@ -81,7 +81,7 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
     _, info = envs.reset(seed=seed)
     steps, in_step = 0, 0.0
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while steps == 0 or time.perf_counter() - start < seconds:  # at least one step
         mask = info["action_mask"]
         actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
         t0 = time.perf_counter()

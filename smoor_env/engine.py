@@ -24,7 +24,7 @@ Design notes:
   games act (``step(actions, active)``, as in a vector environment whose games
   wait for different seats) and all of them play a card, a quarter of the batch
   or more plays with masked whole-batch operations (``_play_masked``), fewer
-  are gathered (``_play``).
+  are gathered (``_play``), as are all in batches under 64 games.
 * Randomness is counter-based: the deal of round ``r`` of game ``i`` is a hash of
   (seed, game id ``i``, ``r``), so a game is the same alone or in any batch.
 * A step first checks every action and raises ``ValueError`` (naming game,
@@ -97,7 +97,8 @@ _MASK_HIGH_LSHIFT = np.array([o - 64 if o >= 64 else 64 for o in PHASE_ACTION_OF
 # the last entry, the empty set, so "follow suit if you can" leaves a leader's hand whole.
 _LED_MASKS = np.append(C.SUIT_MASKS, np.uint64(0))
 # The general play step works on whole-batch arrays, masked, once at least one game in
-# this many plays (measured: it then beats gathering the playing games' rows).
+# this many plays (measured: it then beats gathering the playing games' rows), in
+# batches of 64 games or more (below, numpy calls cost more than the data: it gathers).
 _MASKED_PLAY_SHARE = 4
 # Deals of at most this many games draw every card's slot up front (see _deal_seats).
 _DEAL_AHEAD_GAMES = 512
@@ -539,20 +540,22 @@ class Engine:
         # Large batches work in place (out=, no allocation per card); for a few games
         # fresh small arrays are cheaper than numpy's in-place machinery.
         big = n >= 64
-        word, slot, tmp = (np.empty(n, np.uint64) if big else None for _ in range(3))
+        slot = np.empty(n, np.uint64) if big else None  # (n,) scratch
+        word, tmp = (np.empty(n, np.uint64) if big and not ahead else None  # (n,) scratch
+                     for _ in range(2))
         # Byte j: 0x80 | (free slots in seats 0..j) - 1 (bytes past P: all slots left).
         upto = np.full(n, self._free_slots_swar)  # (n,) uint64
         with np.errstate(over="ignore"):
-            if ahead:  # (cards, n) uint64: every card's slot times _LANES_1, card by card
+            if ahead:  # every card's slot, up front: (cards, n) uint64, card-major
                 words = _mix(key[None, :] + self._draw_counters[:, None])  # (W, n)
                 spread = np.empty((2 * len(words), n), np.uint64)  # (2W, n): two per word
                 np.right_shift(words, _U32, out=spread[0::2])
                 np.bitwise_and(words, _LOW32, out=spread[1::2])
-                spread = spread[:len(cards)]
+                spread = spread[:len(cards)]  # (N, n) one draw per card (N may be odd)
                 spread *= self._slots_left_column
                 spread >>= _U32
-                spread *= _LANES_1
-                codes = np.empty((len(cards), n), np.uint8)  # (cards, n) 8 - seat
+                spread *= _LANES_1  # (N, n) the slot in every byte
+                codes = np.empty((len(cards), n), np.uint8)  # (N, n) 8 - seat
             for i, card in enumerate(cards):
                 if ahead:
                     lt = spread[i]
@@ -817,7 +820,15 @@ class Engine:
                 handler(idx, a[idx])
         return st
 
-    def _check_shape(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+    def is_legal(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """(B,) bool: whether each game's action is legal now (False once its match is over).
+
+        Raises:
+            ValueError: on a wrong shape or type, as ``step`` does.
+        """
+        return self._legal_of(self._as_actions(actions))
+
+    def _as_actions(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
         """The actions as a (B,) int64 array; ValueError on a wrong shape or type."""
         a = np.asarray(actions)
         if a.shape != (self.batch_size,):
@@ -825,18 +836,26 @@ class Engine:
                              f"got {a.shape}")
         if a.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {a.dtype}")
+        return a.astype(np.int64, copy=False)
+
+    def _check_shape(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """``_as_actions``, and ValueError if every match of the batch is over."""
+        a = self._as_actions(actions)
         if self._lockstep is None and self.state.match_over.all():
             raise ValueError("every match in the batch is over; call reset() first")
-        return a.astype(np.int64, copy=False)
+        return a
+
+    def _legal_of(self, a: np.ndarray) -> np.ndarray:
+        """(B,) bool: whether each game's action ``a`` (B,) int64 is legal now."""
+        st = self.state
+        rel = a - PHASE_ACTION_OFFSET[st.phase]  # (B,) bit of the action in the legal set
+        inside = (rel >= 0) & (rel < 64)
+        return inside & ((st.legal >> np.where(inside, rel, 0).astype(np.uint64)) & _U1 == 1)
 
     def _illegal_games(self, a: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
         """Indices of live games whose action is not legal."""
-        st = self.state
-        live = ~st.match_over if live is None else live
-        rel = a - PHASE_ACTION_OFFSET[st.phase]
-        inside = (rel >= 0) & (rel < 64)
-        ok = inside & ((st.legal >> np.where(inside, rel, 0).astype(np.uint64)) & _U1 == 1)
-        return np.flatnonzero(~ok & live)
+        live = ~self.state.match_over if live is None else live
+        return np.flatnonzero(~self._legal_of(a) & live)
 
     def _raise_illegal(self, a: np.ndarray, live: np.ndarray | None = None) -> None:
         bad = self._illegal_games(a, live)

@@ -80,11 +80,14 @@ class _Match:
         self.engine = engine
         self.seat = learner_seat
         self.opponents = opponents
-        # Each distinct opponent agent with the seats it plays (None: every other seat).
+        from agents.base import offers_packed  # the agents package builds on this one
+
         agents = {id(agent): agent for agent in opponents.values()}
+        # Each distinct opponent agent with the seats it plays (None: every other seat) and
+        # whether it takes the packed legal sets (``act_packed``) instead of a mask.
         self._agent_seats = [
             (agent, None if len(agents) == 1 else
-             np.array([s for s, a in opponents.items() if a is agent]))
+             np.array([s for s, a in opponents.items() if a is agent]), offers_packed(agent))
             for agent in agents.values()]
         # The learner's observation in every game, updated as the engine steps.
         self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat))
@@ -103,11 +106,7 @@ class _Match:
         total = np.zeros(engine.batch_size, np.float32)
         illegal = np.zeros(engine.batch_size, bool)
         if actions is not None:
-            in_range = (actions >= 0) & (actions < NUM_ACTIONS)  # (B,)
-            a = np.where(in_range, actions, 0).astype(np.int64)  # (B,) action, 0 if out of range
-            word = engine.legal_words.reshape(-1).take(2 * np.arange(engine.batch_size) + (a >> 6))
-            legal = (word >> (a & 63).astype(np.uint64)) & np.uint64(1) == 1  # (B,) bool
-            illegal = active & ~(in_range & legal)
+            illegal = active & ~engine.is_legal(actions)  # (B,)
             if illegal.any() and self.illegal_action == "raise":
                 engine.step(actions, active=active)  # raises, naming game, seat and action
             if (active & ~illegal).any():
@@ -123,12 +122,12 @@ class _Match:
             moves = np.zeros(engine.batch_size, np.int64)
             mask = None  # (B, 70) legal mask, built only for agents that need it
             words = None  # (B, 2) uint64 the same packed (Engine.legal_words)
-            for agent, seats in self._agent_seats:  # each agent once, for all its seats
+            for agent, seats, packed in self._agent_seats:  # each agent once, for its seats
                 rows = np.flatnonzero(waiting if seats is None
                                       else waiting & np.isin(st.current_player, seats))
                 if not len(rows):
                     continue
-                if not agent.uses_observation and hasattr(agent, "act_packed"):
+                if packed:
                     # The same actions as from the mask, from the packed legal sets.
                     words = engine.legal_words if words is None else words
                     moves[rows] = agent.act_packed(words.take(rows, axis=0), self.rng)
@@ -287,6 +286,8 @@ class SmoorVectorEnv(VectorEnv):
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        if actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
         resetting = self._needs_reset.copy()
         if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
             self._start(np.flatnonzero(resetting))

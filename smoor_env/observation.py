@@ -319,7 +319,9 @@ class ObservationTracker:
         # are the same in every row: see _relative).
         self._one_seat = int(self.seats[0]) if m and (self.seats == self.seats[0]).all() else None
         p = engine.rules.num_players
-        self._relative_of = (np.arange(p) - (self._one_seat or 0)) % p  # (P,) abs -> relative
+        # (P,) absolute -> relative seat, when every row observes from that one seat.
+        self._relative_of = (None if self._one_seat is None else
+                             (np.arange(p) - self._one_seat) % p)
         self._scale = score_scale(engine)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
@@ -396,7 +398,7 @@ class ObservationTracker:
             return st
         g = rows if self._identity else self.games[rows]  # (n,) their games
         card = np.asarray(actions, dtype=np.int64)[g]  # (n,) the card played
-        rel = self._relative_seats(seat.take(g), rows)  # (n,) relative seat of its player
+        rel = self._relative(seat.take(g), rows)  # (n,) relative seat of its player
         at = self._row_start[rows]  # (n,) flat index of each row's start
         # Every write of every row in one scatter, row by row (each row's few writes
         # close together in time, in a (M, 1076) array far bigger than the cache). A
@@ -491,8 +493,8 @@ class ObservationTracker:
         slot = g * rules.num_tricks + trick  # (n,) flat index of the trick in (B, T) arrays
         # (take along axis 0 is several times faster than indexing [slot] for 2-D arrays)
         cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
-        winner = self._relative_seats(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
-        leader = self._relative_seats(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
+        winner = self._relative(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
+        leader = self._relative(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
         points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
         where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
         values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
@@ -511,18 +513,14 @@ class ObservationTracker:
         values[:, -1] = st.trick_index[g] / rules.num_tricks
         self._flat[where] = values
 
-    def _relative_seats(self, absolute: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """(n,) int64 relative seats of the absolute seats ``absolute`` (n,) int8 for the
-        observers of ``rows`` (with one observer seat: a table look-up, no modulo)."""
-        if self._one_seat is not None:
+    def _relative(self, absolute: int | np.ndarray, rows: np.ndarray) -> int | np.ndarray:
+        """Relative seats, for the observers of ``rows``, of ``absolute``: one seat (an int)
+        or (n,) int8 seats. With one observer seat for every row (the vector environment)
+        a table look-up, an int for an int; else (n,) int64, by modulo."""
+        if self._relative_of is not None:
+            if isinstance(absolute, int):
+                return int(self._relative_of[absolute])
             return self._relative_of.take(absolute)
-        return (absolute - self.seats[rows]) % self.engine.rules.num_players
-
-    def _relative(self, absolute: int, rows: np.ndarray) -> int | np.ndarray:
-        """Relative seat of ``absolute`` for the observers of ``rows``: an int if every row
-        observes from the same seat (the vector environment), else (n,) int64."""
-        if self._one_seat is not None:
-            return (absolute - self._one_seat) % self.engine.rules.num_players
         return (absolute - self.seats[rows]) % self.engine.rules.num_players
 
     def _rows_of(self, games: np.ndarray | None) -> np.ndarray:

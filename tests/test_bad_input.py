@@ -242,6 +242,49 @@ def test_finished_games_of_a_batch_ignore_their_actions() -> None:
     assert_rejected(engine, lambda: engine.step(actions), ValueError, r"game 2\b", "bid 8")
 
 
+@pytest.mark.parametrize("bad", [-1, 60, 70, 2**40, "held"])
+def test_an_illegal_action_among_many_active_games_of_a_large_batch(bad) -> None:
+    """200 games, about half of them acting (the engine plays them masked, whole-batch),
+    the waiting ones with junk actions: one acting game's bad action is named, and
+    nothing moves."""
+    engine = Engine(Rules(target_score=None), 200)
+    engine.reset(5)
+    rng = np.random.default_rng(5)
+    for _ in range(6):  # out of lockstep: different places in the trick
+        engine.step(lowest_legal(engine), active=rng.random(200) < 0.5)
+    st = engine.state
+    active = rng.random(200) < 0.5
+    actions = np.where(active, lowest_legal(engine), rng.integers(-5, 80, 200))
+    mask = engine.legal_mask
+    # An acting game whose player holds a card it may not play (it must follow suit).
+    g = next(g for g in np.flatnonzero(active)
+             if any(int(st.hands[g, st.current_player[g]]) >> c & 1 and not mask[g, c]
+                    for c in range(52)))
+    if bad == "held":
+        bad = next(c for c in range(52)
+                   if int(st.hands[g, st.current_player[g]]) >> c & 1 and not mask[g, c])
+    actions[g] = bad
+    assert_rejected(engine, lambda: engine.step(actions, active=active), ValueError,
+                    rf"illegal action in game {g}\b", r"legal:")
+    actions[g] = lowest_legal(engine)[g]
+    played = st.played.copy()  # (200,)
+    engine.step(actions, active=active)  # the same step with the action fixed goes on
+    assert (engine.state.played != played).tolist() == active.tolist()
+
+
+def test_is_legal_says_which_actions_are_legal_without_changing_anything(
+        engine: Engine) -> None:
+    before = engine.state.copy()
+    mask = engine.legal_mask  # (B, 70)
+    for action in (0, 13, 26, 39, 51, 52, 69):
+        assert np.array_equal(engine.is_legal(np.full(B, action)), mask[:, action])
+    for junk in (-1, 70, 2**40):
+        assert not engine.is_legal(np.full(B, junk)).any()
+    assert_rejected(engine, lambda: engine.is_legal(np.zeros(B + 1, np.int64)), ValueError,
+                    "shape")
+    assert_rejected(engine, lambda: engine.is_legal(np.zeros(B)), ValueError, "integers")
+    assert_same_state(before, engine.state)
+
 
 # ------------------------------------------------------------------ impossible rules
 @pytest.mark.parametrize(("kwargs", "pattern"), [

@@ -11,10 +11,11 @@ from gymnasium.utils.env_checker import check_env
 
 import smoor_env  # noqa: F401 - registers the ids
 from agents import RandomAgent
-from agents.base import pack_mask
+from agents.base import offers_packed, pack_mask
 from smoor_env import Engine, Phase, Rules
 from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
 from smoor_env.observation import split_observation
+from smoor_env.state import PHASE_ACTION_OFFSET
 
 IDS = ["smoor_env/Smoorverliefd-v0", "smoor_env/Hearts-v0"]
 
@@ -176,6 +177,17 @@ def test_vector_env_without_copy_returns_read_only_views_of_the_same_observation
         assert np.shares_memory(kept, obs_b)  # a view: copy it to keep it
 
 
+def _packed_from_legal_sets(state) -> np.ndarray:
+    """(B, 2) uint64: bit k of a game's legal set is action PHASE_ACTION_OFFSET[phase] + k,
+    at bit a % 64 of word a // 64 (computed with Python ints, apart from the engine)."""
+    out = np.zeros((len(state.legal), 2), np.uint64)
+    for g, (legal, phase) in enumerate(zip(state.legal.tolist(), state.phase.tolist(),
+                                           strict=True)):
+        bits = legal << int(PHASE_ACTION_OFFSET[phase])
+        out[g] = [bits & (2**64 - 1), bits >> 64]
+    return out
+
+
 @pytest.mark.parametrize("rules", [
     Rules(), Rules(game="hearts", max_rounds=2), Rules(num_players=3, bidding=True),
     Rules(num_players=5, cupids_arrow=True, bidding=True, max_rounds=3)],
@@ -190,7 +202,9 @@ def test_legal_words_are_the_packed_action_mask_in_every_phase(rules):
     phases = set()
     for _ in range(400):
         phases.update(engine.state.phase.tolist())
-        assert np.array_equal(engine.legal_words, pack_mask(engine.legal_mask))
+        expected = _packed_from_legal_sets(engine.state)  # (64, 2), with Python ints
+        assert np.array_equal(engine.legal_words, expected)
+        assert np.array_equal(pack_mask(engine.legal_mask), expected)
         if engine.state.match_over.all():
             engine.reset(int(rng.integers(1000)))
         engine.step(engine.sample_legal(rng), active=~engine.state.match_over)
@@ -239,3 +253,34 @@ def test_vector_env_gives_the_same_episodes_with_packed_or_mask_opponents(rules)
             out += [obs, rewards[:, None], terminated[:, None], info["action_mask"]]
         runs.append(out)
     assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))
+
+
+def test_an_agent_that_overrides_act_is_asked_through_act():
+    """A RandomAgent subclass with its own ``act`` inherits ``act_packed``, which would
+    skip that ``act``: the environment must see this and ask ``act``."""
+
+    class Lowest(RandomAgent):
+        calls = 0
+
+        def act(self, observations, rng):
+            Lowest.calls += 1
+            return np.argmax(observations["action_mask"], axis=1)
+
+    assert offers_packed(RandomAgent())
+    assert not offers_packed(Lowest()) and not offers_packed(_MaskOnly())
+    envs = SmoorVectorEnv(num_envs=8, opponents=Lowest())
+    _, info = envs.reset(seed=1)
+    for _ in range(5):
+        _, _, _, _, info = envs.step(np.argmax(info["action_mask"], axis=1))
+    assert Lowest.calls >= 5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, bool])
+def test_vector_env_rejects_non_integer_actions(dtype):
+    envs = SmoorVectorEnv(num_envs=4)
+    _, info = envs.reset(seed=0)
+    before = envs.engine.state.copy()
+    with pytest.raises(ValueError, match="integers"):
+        envs.step(np.argmax(info["action_mask"], axis=1).astype(dtype))
+    assert all(np.array_equal(getattr(before, f), getattr(envs.engine.state, f))
+               for f in ("hands", "played", "current_player", "totals"))

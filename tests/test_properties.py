@@ -263,7 +263,8 @@ def test_a_game_is_the_same_alone_and_in_a_batch_where_others_wait(rules: Rules,
         active[game] = rng.random() < 0.7
         if not active.any():
             continue
-        actions = _random_actions(big, rng)
+        # Legal actions where the game acts, junk (out of range too) where it waits.
+        actions = np.where(active, _random_actions(big, rng), rng.integers(-5, 80, 64))
         big.step(actions, active)
         if active[game]:
             one.step(actions[game: game + 1])
