@@ -385,6 +385,7 @@ class Engine:
                 dead pile is the rest of the deck.
             games: (n,) indices of the games to start; default every game. Used by
                 vector environments to reset finished games while the others play on.
+                An empty list starts none and changes nothing.
             round_number: (n,) number of the first round (default 1), to replay a later
                 round of a match (Cupid's Arrow and Hearts passing depend on it).
             totals: (n, P) match totals before the first round (default 0).
@@ -398,6 +399,8 @@ class Engine:
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
             raise TypeError(f"seed must be an int, got {seed!r}")
         rows = None if games is None else np.asarray(games)
+        if rows is not None and rows.shape == (0,):
+            return self.state  # no game to start (a vector env with none to reset)
         if rows is not None and (rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer)
                                  or ((rows < 0) | (rows >= b)).any()
                                  or len(np.unique(rows)) != len(rows)):

@@ -413,6 +413,14 @@ def test_good_reset_after_bad_ones_still_works(engine: Engine) -> None:
         sum(1 << c for c in parse_cards(h)) for h in SUIT_PER_SEAT]
 
 
+
+@pytest.mark.parametrize("games", [[], np.array([], np.int64)], ids=["list", "array"])
+def test_a_reset_of_no_games_changes_nothing(engine: Engine, games) -> None:
+    before = engine.state.copy()
+    engine.reset(3, games=games)
+    assert_same_state(before, engine.state)
+    engine.step(lowest_legal(engine))
+
 # ------------------------------------------------------------------ bad engines
 @pytest.mark.parametrize("size", [0, -1, 2.0, "8", None], ids=["0", "-1", "float", "str", "None"])
 def test_bad_batch_size(size) -> None:
