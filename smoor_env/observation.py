@@ -384,14 +384,14 @@ class ObservationTracker:
             return self._step_one_game(actions, active)
         st = self.engine.state
         # What the step reads and changes, before it runs: (B,) each.
-        over, playing = st.match_over.copy(), st.phase == Phase.PLAY
+        over, playing = st.match_over.copy(), st.phase == _PLAY
         seat, size, led = st.current_player.copy(), st.trick_size.copy(), st.led_suit.copy()
         trick = st.trick_index.copy()
         self.engine.step(actions, active)  # checks actions and active (or raises, unchanged)
         self._version = self.engine.version
         live = ~over if active is None else np.asarray(active) & ~over  # (B,) games that acted
         # A card played in the same round: the incremental update. Anything else: observe.
-        played = live & playing & (st.phase == Phase.PLAY) & ~st.round_over  # (B,)
+        played = live & playing & (st.phase == _PLAY) & ~st.round_over  # (B,)
         self._stale[self._rows_of(np.flatnonzero(live & ~played))] = True
         rows = self._rows_of(np.flatnonzero(played))  # (n,) rows whose game played a card
         if not len(rows):
@@ -536,6 +536,8 @@ class ObservationTracker:
 
 
 _AT = {name: s.start for name, s in SLICES.items()}  # first column of each block
+# Phase.PLAY as a numpy scalar (numpy compares arrays with an IntEnum member slowly).
+_PLAY = np.int8(Phase.PLAY)
 
 
 def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
