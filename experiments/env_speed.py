@@ -10,7 +10,9 @@
   ``copy=False`` (the environment's own array, for callers that copy it into a
   rollout buffer anyway).
 * PettingZoo's ``texas_holdem_v4`` (rlcard and pygame, in the ``bench`` extra)
-  is measured with the same loop in the same run, for comparison.
+  is measured with the same loop in the same run, for comparison; both
+  environments also without PettingZoo's standard wrappers (``raw_env``), which
+  shows what the wrappers and ``last()`` cost a step.
 
 Results are printed and written to ``results/env_speed.json``.
 
@@ -30,7 +32,7 @@ import numpy as np
 import pettingzoo
 
 from experiments.cli import parse_args
-from smoor_env import Rules, env
+from smoor_env import Rules, env, raw_env
 from smoor_env.gym_env import SmoorVectorEnv
 
 
@@ -120,6 +122,14 @@ def main(argv: list[str] | None = None) -> None:
                      "steps_per_s_without_reset": ratio_play})
         print(f"smoor_env AEC / texas_holdem_v4, same run: {ratio:.2f}x "
               f"({ratio_play:.2f}x outside reset())", flush=True)
+        # Without PettingZoo's standard wrappers (raw_env): what the wrappers cost each.
+        texas_raw = importlib.import_module("pettingzoo.classic.texas_holdem_v4").raw_env
+        for name, make in (("smoor_env raw_env", lambda: raw_env(rules=Rules())),
+                           ("pettingzoo texas_holdem_v4 raw_env", texas_raw)):
+            bare = aec_steps_per_second(make, args.seconds, args.seed)
+            rows.append({"env": name, **bare})
+            print(f"{name} (no wrappers, same loop): {bare['steps_per_s']:12,.0f} steps/s "
+                  f"({bare['steps_per_s_without_reset']:,.0f} outside reset())", flush=True)
     for n in args.num_envs:
         for copy in (True, False):
             result = vector_steps_per_second(n, args.seconds, args.seed, copy)

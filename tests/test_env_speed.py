@@ -21,6 +21,8 @@ def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
     assert ours["steps_per_s"] > 0 and theirs["steps_per_s"] > 0
     assert ratio["steps_per_s"] == ours["steps_per_s"] / theirs["steps_per_s"]
     assert ours["steps_per_episode"] > 50 > theirs["steps_per_episode"]  # a match vs a hand
+    for bare in ("smoor_env raw_env", "pettingzoo texas_holdem_v4 raw_env"):
+        assert rows[bare]["steps_per_s"] > 0
     for copy in (True, False):
         vector = rows[f"SmoorVectorEnv num_envs=16 copy={copy}"]
         assert vector["plies_per_s"] == 4 * vector["learner_steps_per_s"]
