@@ -315,13 +315,11 @@ class ObservationTracker:
         self._stale = np.zeros(m, bool)  # (M,)
         self._scratch = np.zeros_like(self._out)  # (M, OBSERVATION_SIZE) for observe
         self._row_start = np.arange(m) * OBSERVATION_SIZE  # (M,) flat index of each row
-        # The observer seat shared by every row, if there is one (then relative seats
-        # are the same in every row: see _relative).
-        self._one_seat = int(self.seats[0]) if m and (self.seats == self.seats[0]).all() else None
         p = engine.rules.num_players
-        # (P,) absolute -> relative seat, when every row observes from that one seat.
-        self._relative_of = (None if self._one_seat is None else
-                             (np.arange(p) - self._one_seat) % p)
+        # (P,) absolute -> relative seat when every row observes from one seat (then
+        # relative seats are the same in every row: see _relative), else None.
+        one_seat = m and bool((self.seats == self.seats[0]).all())
+        self._relative_of = (np.arange(p) - self.seats[0]) % p if one_seat else None
         self._scale = score_scale(engine)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
