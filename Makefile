@@ -16,7 +16,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: venv test test-all lint benchmark clean
+.PHONY: venv test test-all lint benchmark screenshots clean
 
 venv: $(STAMP)
 
@@ -68,6 +68,10 @@ benchmark: $(STAMP)
 	$(BIN)/python -m experiments.throughput --seconds 0.5
 	@echo "==> win-rate benchmark"
 	$(BIN)/python -m experiments.win_rates --workers 2 $(ARGS)
+
+# The README's pictures (docs/img/): smoor-play's terminal, the SVG table, smoor-view's page.
+screenshots: $(STAMP) | $(CHROMIUM)
+	$(BIN)/python -m experiments.screenshots
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -231,11 +231,16 @@ def move_text(action: int) -> str:
 
 # ------------------------------------------------------------------ the screen
 class Screen:
-    """Writes the table and messages, with ``rich`` when available, else plain text."""
+    """Writes the table and messages, with ``rich`` when available, else plain text.
 
-    def __init__(self, plain: bool = False) -> None:
-        self.console = None
-        if not plain:
+    Args:
+        plain: plain text even when ``rich`` is installed.
+        console: the ``rich.console.Console`` to write to (default: a new one on stdout).
+    """
+
+    def __init__(self, plain: bool = False, console=None) -> None:
+        self.console = console
+        if not plain and console is None:
             try:
                 from rich.console import Console
             except ImportError:

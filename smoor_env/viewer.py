@@ -68,7 +68,9 @@ def round_frames(record: dict) -> dict:
         tricks = int(engine.state.trick_index[0])
         engine.step(np.array([action]))
         done = bool(engine.state.round_over[0]) or int(engine.state.trick_index[0]) > tricks
-        frames.append(frame([seat, action_str(action)], done))
+        text = (C.card_str(action, symbols=True).replace("T", "10") if action < C.NUM_CARDS
+                else action_str(action))
+        frames.append(frame([seat, text], done))
     # After the last card the engine has dealt the next round: show the round's end instead.
     end = frames[-1]
     end.update(hands=[[] for _ in range(p)], trick=[], points=list(record["round_points"]),
