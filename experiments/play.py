@@ -11,7 +11,7 @@ with your legal moves numbered. Type a move as a card (``QS``, ``10h``, ``q♠``
 action (``bid 3``, ``curse H``) or its number, or one of
 
 * ``hint``: what the ``mc`` agent would play here, with the mean round points it
-  expects of each legal card over sampled worlds (random playouts);
+  expects of each legal move over sampled worlds;
 * ``undo``: back to your previous decision (the match is replayed from the seed
   and the list of moves, and the agents' random generator is restored, so agents
   whose moves depend only on the observation and that generator, as every agent
@@ -145,55 +145,22 @@ class Session:
         return True
 
     def hint(self, worlds: int) -> tuple[int, dict[int, float]]:
-        """(the ``mc`` agent's move, {legal card: expected round points}) for the person.
+        """(the ``mc`` agent's move, {legal action: its estimated value}) for the person.
 
-        The estimates are the mean round points (Hearts: minus penalty points) after
-        playing each legal card, over ``worlds`` hidden worlds sampled from what the
-        person's seat knows, every seat then playing random legal cards: the values the
-        ``mc`` agent compares (it plays the best). Outside the play phase, or with a
-        single legal move, the estimates are empty.
+        The values are ``MCAgent.evaluate``'s: the mean round points (Hearts: minus
+        penalty points) after each legal action over ``worlds`` hidden worlds sampled
+        from what the person's seat knows. Actions it does not search (a forced move,
+        Hearts passing) have no value. The hint draws from its own generator, not the
+        agents'.
         """
         from agents.mc import MCAgent
 
-        obs = observe(self.engine, np.array([self.seat]))
-        mask = self.engine.legal_mask
-        # The agent and the estimates draw the same worlds (and playouts): generators of
-        # one seed, not the agents' generator.
-        key = [self.seed, len(self.moves)]
-        move = int(MCAgent(worlds=worlds, rules=self.rules).act(
-            {"observation": obs, "action_mask": mask}, np.random.default_rng(key))[0])
-        if Phase(int(self.engine.state.phase[0])) != Phase.PLAY or mask[0].sum() < 2:
-            return move, {}
-        return move, card_values(self.engine, self.seat, worlds, np.random.default_rng(key))
-
-
-def card_values(engine: Engine, seat: int, worlds: int,
-                rng: np.random.Generator) -> dict[int, float]:
-    """{legal card: mean round points of ``seat`` after playing it} over sampled worlds.
-
-    Built from the ``mc`` agent's public pieces (``decode``, ``build_worlds``,
-    ``rollout_rules``): ``worlds`` deals of the hidden cards consistent with the
-    seat's observation, each legal card played in each, then random legal play to
-    the end of the round in one batched engine. Hearts: minus penalty points.
-    """
-    from agents.mc import build_worlds, decode, rollout_rules
-
-    rules = engine.rules
-    know = decode(observe(engine, np.array([seat])), rules)
-    states = build_worlds(know, rules, worlds, rng)  # (W,) games, the seat as seat 0
-    legal = np.flatnonzero(engine.legal_mask[0, :C.NUM_CARDS])  # (A,)
-    games = Engine(rollout_rules(rules), worlds * len(legal))
-    games.state = states.take(np.tile(np.arange(worlds), len(legal)))  # (A * W,) action-major
-    games.refresh_legal()
-    games.step(np.repeat(legal, worlds))
-    while not games.state.match_over.all():
-        games.step(games.sample_legal(rng))
-    st = games.state
-    # The full rules score the round (Cupid's Arrow: the curse counts).
-    points = Engine(rules, 1).round_score(st.won, st.dead, st.bids, st.cursed_suit)[:, 0]
-    value = -points if rules.is_hearts else points  # (A * W,)
-    means = value.reshape(len(legal), worlds).mean(axis=1)  # (A,)
-    return {int(card): float(mean) for card, mean in zip(legal, means, strict=True)}
+        observation = {"observation": observe(self.engine, np.array([self.seat])),
+                       "action_mask": self.engine.legal_mask}
+        rng = np.random.default_rng([self.seed, len(self.moves)])
+        moves, values = MCAgent(worlds=worlds, rules=self.rules).evaluate(observation, rng)
+        return int(moves[0]), {int(a): float(values[0, a]) for a in np.flatnonzero(
+            ~np.isnan(values[0]))}
 
 
 # ------------------------------------------------------------------ reading moves
@@ -448,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the match's seed (default: a random one, printed)")
     parser.add_argument("--record", type=Path, default=None,
                         help="game record file (default results/play/<game>_<P>p_seed<S>.jsonl)")
-    parser.add_argument("--hint-worlds", type=int, default=128,
+    parser.add_argument("--hint-worlds", type=int, default=64,
                         help="sampled worlds for 'hint'")
     parser.add_argument("--plain", action="store_true", help="plain text even if rich is there")
     _rule_flags(parser)

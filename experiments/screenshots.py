@@ -45,7 +45,7 @@ def terminal(session: Session, moves: int) -> str:
             console.export_text(clear=True)
         return answer
 
-    play(session, Screen(console=console), None, hint_worlds=128, read=read)
+    play(session, Screen(console=console), None, hint_worlds=64, read=read)
     return console.export_svg(title="smoor-play")
 
 

@@ -8,7 +8,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from experiments import play
@@ -102,15 +101,16 @@ def test_bidding_and_cupid_show_bids_and_cursed_suit(monkeypatch, capsys, tmp_pa
     assert "cursed suit: " in out
 
 
-def test_card_values_score_each_legal_card():
+def test_hint_values_every_legal_move():
     session = play.Session(Rules(game="hearts", target_score=None, passing=False), 4, 0,
                            ["random"])
     while session.to_act() != 0 or len(session.legal_actions()) < 2:
         action = (session.legal_actions()[0] if session.to_act() == 0
                   else session.agent_action(session.to_act()))
         session.step(action)
-    values = play.card_values(session.engine, 0, 32, np.random.default_rng(0))
-    assert sorted(values) == sorted(session.legal_actions())
+    move, values = session.hint(worlds=16)
+    assert sorted(values) == sorted(session.legal_actions()) and move in values
+    assert values[move] == max(values.values())
     assert all(-26 <= v <= 0 for v in values.values())  # Hearts: minus penalty points
 
 
