@@ -91,7 +91,7 @@ class MCAgent:
     name = "mc"
     uses_observation = True
 
-    def __init__(self, worlds: int = 64, rollouts: int = 1, rollout: str = "greedy",
+    def __init__(self, worlds: int = 128, rollouts: int = 1, rollout: str = "greedy:0.2",
                  time_budget: float | None = None, rules: Rules | None = None,
                  greedy_margin: float = 0.0) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
