@@ -37,8 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import check_mask, register
-from smoor_env.engine import trick_strength_table
 from smoor_env.observation import split_observation
+from smoor_env.play import trick_strength_table
 
 _CARDS = np.arange(52)
 _SUIT = _CARDS // 13  # (52,)

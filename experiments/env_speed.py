@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pettingzoo
 
+from agents import RandomAgent
 from experiments.cli import parse_args
 from smoor_env import Rules, env, raw_env
 from smoor_env.gym_env import SmoorVectorEnv
@@ -78,7 +79,7 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> dict:
 
 
 def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool) -> dict:
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), copy=copy)
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=RandomAgent(), copy=copy)
     rng = np.random.default_rng(seed)
     _, info = envs.reset(seed=seed)
     steps, in_step = 0, 0.0

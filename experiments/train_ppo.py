@@ -32,6 +32,7 @@ import torch
 from torch import nn, optim
 from torch.distributions import Categorical
 
+from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
 from experiments.cli import parse_args
 from smoor_env import Rules
@@ -175,7 +176,7 @@ def opponent_list(names: list[str], players: int, self_agent=None) -> list:
         names = names * others
     if len(names) != others:
         raise ValueError(f"give one opponent or one per other seat ({others}), got {names}")
-    return [self_agent if n == "self" else n for n in names]
+    return resolve_opponents([self_agent if n == "self" else n for n in names])
 
 
 def evaluate(policy, rules: Rules, args: Args, opponents: list[str], episodes: int,

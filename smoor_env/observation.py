@@ -61,7 +61,10 @@ from typing import Any
 import numpy as np
 
 from smoor_env import cards as C
+from smoor_env import deal
 from smoor_env.engine import Engine
+from smoor_env.rules import turn_order
+from smoor_env.scoring import provisional_points, score_scale
 from smoor_env.state import Phase, State
 
 MAX_SEATS = 5
@@ -118,36 +121,6 @@ def _card_sets(cards: np.ndarray) -> np.ndarray:
     return np.bitwise_or.reduce(bits, axis=-1)
 
 
-def _one_hot(index: np.ndarray, size: int) -> np.ndarray:
-    """(...,) ints (negative = none) -> (..., size) float32 one-hot."""
-    out = np.zeros((*index.shape, size), np.float32)
-    valid = (index >= 0) & (index < size)
-    np.put_along_axis(out, np.where(valid, index, 0)[..., None].astype(np.int64),
-                      valid[..., None].astype(np.float32), axis=-1)
-    return out
-
-
-def score_scale(engine: Engine) -> float:
-    """The full round total that scales points: 17/34 base, 104/208 pips, 26 Hearts."""
-    rules = engine.rules
-    if rules.is_hearts:
-        return 26.0
-    hearts = 104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points
-    return float(2 * hearts)
-
-
-def provisional_points(engine: Engine, state: State | _Rows | None = None) -> np.ndarray:
-    """(B, P) int32 round points as if the round ended now (Hearts: minus penalty points).
-
-    The dead pile is taken as empty, so a sweep (or the moon) only counts once all
-    13 hearts are won: the value never depends on hidden cards. At the end of a
-    round, use ``state.round_points`` instead (the real score).
-    """
-    st = engine.state if state is None else state
-    points = engine.round_score(st.won, np.zeros_like(st.dead), st.bids, st.cursed_suit)
-    return -points if engine.rules.is_hearts else points
-
-
 def _bits(masks: np.ndarray) -> np.ndarray:
     """uint64 bitmasks of shape S -> uint8 0/1 array S + (52,) (bit c = card id c)."""
     m = np.ascontiguousarray(masks, dtype=np.uint64)
@@ -196,7 +169,7 @@ def observe(engine: Engine, seats: np.ndarray | int,
                          f"{seat.shape}")
     seat = np.broadcast_to(_indices("seats", seat.reshape(-1), p), (b,))
     rows = np.arange(b)
-    by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (n, P) index: relative k
+    by_rel = (rows[:, None], turn_order(seat, p))  # (n, P) index: relative seat k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
     if out is None:
         out = np.zeros((b, OBSERVATION_SIZE), np.float32)
@@ -217,11 +190,10 @@ def observe(engine: Engine, seats: np.ndarray | int,
     leader = sub.trick_leader[rows, current]  # (n,) absolute seat, -1 before the lead
     v["trick_leader"][rows, (leader - seat) % p] = (sub.trick_size > 0) & (leader >= 0)
     # Cards played: what each seat held when play began, less what it holds now.
-    offset = pass_offsets(engine, sub.round_number)  # (n,) 0 = no pass this round
+    offset = rules.pass_offset(sub.round_number)  # (n,) 0 = no pass this round
     passes = _card_sets(sub.passes)  # (n, P) cards each seat chose to pass
     exchanged = (offset > 0) & (sub.phase != Phase.PASS)  # (n,) the cards changed hands
-    giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (n, P) who passes to each seat
-    received = passes[rows[:, None], giver]  # (n, P)
+    received = deal.received(passes, offset)  # (n, P)
     at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
     _put_bits(v["played"][:, :p], (at_start & ~sub.hands)[by_rel])
     _put_bits(v["won"][:, :p], sub.won[by_rel])
@@ -231,8 +203,8 @@ def observe(engine: Engine, seats: np.ndarray | int,
     elif len(shown):
         v["voids"][shown, :p] = _voids(_Rows(sub, shown))[np.arange(len(shown))[:, None],
                                                          by_rel[1][shown]]
-    scale = score_scale(engine)
-    v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
+    scale = score_scale(rules)
+    v["round_points"][:, :p] = provisional_points(rules, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale
     v["totals"][:, :p] = sub.totals[by_rel] / target
     bids = sub.bids[by_rel]  # (n, P)
@@ -320,7 +292,7 @@ class ObservationTracker:
         # relative seats are the same in every row: see _relative), else None.
         one_seat = m and bool((self.seats == self.seats[0]).all())
         self._relative_of = (np.arange(p) - self.seats[0]) % p if one_seat else None
-        self._scale = score_scale(engine)
+        self._scale = score_scale(engine.rules)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
 
@@ -413,7 +385,7 @@ class ObservationTracker:
         lead = size[g] == 0  # (n,) the card led the trick
         np.copyto(where[:, 3], at + (_AT["trick_leader"] + rel), where=lead)
         np.copyto(where[:, 3], played_at, where=~lead)
-        void = (led >= 0) & (card // 13 != led)  # (n,) it did not follow the led suit
+        void = shows_void(card, led)  # (n,) it did not follow the led suit
         np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
         np.copyto(where[:, 4], played_at, where=~void)
         values = np.ones(where.shape, np.float32)  # (n, 5)
@@ -448,12 +420,12 @@ class ObservationTracker:
             self.refresh()
             return st
         card = int(np.asarray(actions)[0])
-        void = led >= 0 and card // 13 != led
+        void = shows_void(card, led)
         done = int(st.trick_index[0]) != trick
         if done:
             cards = st.trick_cards[0, trick].tolist()  # (P,) card by absolute seat
             winner, leader = int(st.trick_winner[0, trick]), int(st.trick_leader[0, trick])
-            points = (provisional_points(engine)[0] / self._scale).tolist()  # (P,)
+            points = (provisional_points(engine.rules, st)[0] / self._scale).tolist()  # (P,)
             tricks_done = st.trick_index[0] / engine.rules.num_tricks
         for row, observer in enumerate(self.seats.tolist()):  # the seats observing (<= 5)
             o = self._out[row]  # (OBSERVATION_SIZE,) view
@@ -493,7 +465,7 @@ class ObservationTracker:
         cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
         winner = self._relative(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
         leader = self._relative(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
-        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
+        points = provisional_points(rules, _Rows(st, g))  # (n, P) int32 absolute seats
         where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
         values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
         np.add(at, leader + _AT["trick_leader"], out=where[:, 0])
@@ -538,11 +510,11 @@ _AT = {name: s.start for name, s in SLICES.items()}  # first column of each bloc
 _PLAY = np.int8(Phase.PLAY)
 
 
-def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
-    """(B,) int64 seat offset of the Hearts pass in each game's round (0 = no pass)."""
-    rules = engine.rules
-    cycle = np.array([rules.pass_offset(r) for r in range(1, 5)])  # period 2 or 4
-    return cycle[(round_number.astype(np.int64) - 1) % 4]
+def shows_void(card: int | np.ndarray, led: int | np.ndarray) -> bool | np.ndarray:
+    """Whether playing ``card`` to a trick whose led suit is ``led`` (-1: none yet; card
+    -1: none) shows the player lacks the led suit: a card of another suit. Ints or
+    arrays (broadcast)."""
+    return (card >= 0) & (led >= 0) & (card // C.CARDS_PER_SUIT != led)
 
 
 def _voids(st: State | _Rows) -> np.ndarray:
@@ -553,7 +525,7 @@ def _voids(st: State | _Rows) -> np.ndarray:
     led = np.concatenate([np.where(completed, lead_card // 13, -1), st.led_suit[:, None]],
                          axis=1).astype(np.int8)  # (B, T+1) led suit; the trick in progress last
     cards = np.concatenate([st.trick_cards, st.current_trick[:, None, :]], axis=1)  # (B,T+1,P)
-    missed = (cards >= 0) & (cards // 13 != led[:, :, None])  # (B, T+1, P) did not follow
+    missed = shows_void(cards, led[:, :, None])  # (B, T+1, P) did not follow
     # Bit s set: a card was played off the led suit s; OR over the tricks, then unpack.
     led_bit = np.where(led >= 0, np.uint8(1) << np.maximum(led, 0).astype(np.uint8),
                        np.uint8(0))  # (B, T+1) uint8

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from smoor_env import cards as C
 from smoor_env.engine import Engine
-from smoor_env.observation import provisional_points
+from smoor_env.scoring import provisional_points
 from smoor_env.state import Phase
 
 
@@ -40,7 +40,7 @@ def render_text(engine: Engine, game: int = 0, observer: int | None = None,
              + ("" if phase == Phase.OVER else f", {phase.name.lower()}: player_{seat_to_act}")]
     if st.cursed_suit[game] >= 0:
         lines.append(f"cursed suit: {C.SUIT_SYMBOLS[int(st.cursed_suit[game])]}")
-    points = provisional_points(engine)[game]
+    points = provisional_points(rules, st)[game]
     header = f"{'seat':10s} {'trick':>5s} {'round':>6s} {'total':>6s}"
     lines += ["", header + ("  bid" if rules.bidding else "") + "  hand"]
     for seat in range(p):
