@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import tyro
 
 from agents import make_agent
-from experiments.cli import parse_args
 from smoor_env import Engine, Rules
 from smoor_env.observation import observe
 from smoor_env.table import play_tables
@@ -207,7 +207,7 @@ def _fmt_smoor(row: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     mc_options: dict = {"rollout": args.mc_rollout}
     if args.mc_worlds is not None:
         mc_options["worlds"] = args.mc_worlds

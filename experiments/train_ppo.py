@@ -29,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
 from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
-from experiments.cli import parse_args
 from smoor_env import Rules
 from smoor_env.gym_env import SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE
@@ -422,7 +422,7 @@ def train(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads or 1))
     train(args)
 

@@ -39,8 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from experiments.cli import parse_args
+import tyro
 
 
 @dataclass
@@ -416,7 +415,7 @@ def run(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(parse_args(Args, argv, description=__doc__.split("\n\n")[0]))
+    run(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
 
 
 if __name__ == "__main__":
