@@ -61,7 +61,7 @@ import numpy as np
 
 from agents.base import check_mask, pack_mask, register
 from agents.greedy import greedy_pass
-from agents.rollout import RolloutPolicy
+from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Playouts, build_worlds, knowledge, rollout_rules, rules_of
 from smoor_env import cards as C
 from smoor_env.observation import SLICES, decode
@@ -91,8 +91,9 @@ class MCAgent:
     name = "mc"
     uses_observation = True
 
-    def __init__(self, worlds: int = 64, rollouts: int = 1, rollout: str = "greedy",
-                 time_budget: float | None = None, rules: Rules | None = None) -> None:
+    def __init__(self, worlds: int = 128, rollouts: int = 1, rollout: str = "greedy:0.2",
+                 time_budget: float | None = None, rules: Rules | None = None,
+                 greedy_margin: float = 0.0) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
             raise ValueError(f"worlds must be a positive int, got {worlds!r}")
         if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
@@ -103,6 +104,7 @@ class MCAgent:
         if rules is not None and not isinstance(rules, Rules):
             raise TypeError(f"rules must be a smoor_env.Rules or None, got {type(rules).__name__}")
         self.worlds = int(worlds)
+        self.greedy_margin = float(greedy_margin)
         self.rollouts = int(rollouts)
         self.rollout = rollout
         self._playouts = Playouts(RolloutPolicy(rollout))
@@ -191,6 +193,8 @@ class MCAgent:
         if phase == Phase.CURSE:
             games.cursed_suit[:] = act[pair] - _CURSE
         engine.install(games)
+        default = greedy_moves(engine)[np.searchsorted(dec[pair], np.arange(d))] if \
+            phase == Phase.PLAY else None  # (D,) the greedy card of each decision
         if phase != Phase.CURSE:
             engine.step(act[pair])
         self._playouts.finish(engine, rng)
@@ -198,8 +202,11 @@ class MCAgent:
         mean = np.bincount(pair, weights=value, minlength=len(dec)) / reps  # (sum A_d,)
         values = np.full((d, mask.shape[1]), np.nan)
         values[dec, act] = mean
+        score = np.where(np.isnan(values), -np.inf, values)
+        if default is not None:  # the greedy card wins ties and near-ties
+            score[np.arange(d), default] += self.greedy_margin
         # Ties go to the lowest id: argmax returns the first maximum.
-        choice = np.argmax(np.where(np.isnan(values), -np.inf, values), axis=1)
+        choice = np.argmax(score, axis=1)
         if self.time_budget is not None:
             spent = time.perf_counter() - start
             work = len(pair) * max(steps, 1)

@@ -9,8 +9,11 @@ act from the engine state itself, without building an observation per ply:
   ``greedy_bid`` for bids), on the acting seat's hand, the trick in progress, the
   led suit and the cards played, which are exactly what the greedy agent decodes
   from its observation;
-* ``"greedy:EPS"`` (e.g. ``"greedy:0.1"``): epsilon-greedy, a random legal action
-  with probability EPS, else the greedy one.
+* ``"greedy:EPS"`` (e.g. ``"greedy:0.3"``): epsilon-greedy for the other seats, a
+  random legal action with probability EPS, else the greedy one; seat 0 (the
+  searching seat, in the search agents' worlds) keeps playing greedy, since it
+  knows its own policy. Opponents that err now and then are a better model of
+  unknown players (random seats, learners, people) than perfect greedy ones.
 
 Rollouts play the play phase and Blinde Liefde's bids (rollout rules have no
 passing and no cursed-suit phase, see ``agents.search.rollout_rules``).
@@ -56,6 +59,7 @@ class RolloutPolicy:
         moves = greedy_moves(engine)
         if self.epsilon > 0.0:
             explore = rng.random(engine.batch_size) < self.epsilon
+            explore &= engine.state.current_player != 0
             moves = np.where(explore, engine.sample_legal(rng), moves)
         return moves
 
