@@ -15,25 +15,34 @@ rate, with Wilson intervals; and paired comparisons of agents on the same deals.
 
 Work is cut into chunks of a fixed number of deals, each with its own random
 streams, so the results are identical whatever the number of worker processes.
-Ctrl-C stops early and keeps every finished chunk.
+Each finished chunk is saved at once (``chunks/``, atomic writes); Ctrl-C stops
+early and keeps every finished chunk, ``--resume`` continues such a run to the
+same results, and an existing run is replaced only with ``--overwrite``.
 
     python -m experiments.win_rates --agents random greedy mc --players 3 4 5 \\
         --rule-sets smoorverliefd hearts --deals 48 --workers 2
 
 writes ``results/<run name>/``: ``results.csv`` (one row per game, seat and
-round), ``summary.json`` (command, versions, seed, the tables) and PNG plots.
+round), ``summary.json`` (command, versions, seed, the tables, which chunks and
+files the folder holds), PNG plots and ``chunks/`` (one CSV per finished chunk).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import contextlib
 import csv
 import dataclasses
+import functools
+import io
 import json
 import multiprocessing
+import os
 import platform
+import signal
 import sys
+import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +78,10 @@ class Args:
     """write PNG plots"""
     progress: bool = True
     """show a progress bar with the time left"""
+    resume: bool = False
+    """continue the interrupted run in the folder from its finished chunks (same settings)"""
+    overwrite: bool = False
+    """replace a run already in the folder (without it, an existing run is an error)"""
 
 
 # Named rule sets: Rules options (num_players is added per run).
@@ -321,101 +334,341 @@ def plot_throughput(json_path: Path, folder: Path) -> Path | None:
     return path
 
 
+def read_rows(lines: Iterable[str]) -> list[dict]:
+    """Typed rows (ints where the columns hold ints) of CSV lines with the header."""
+    return [{**r, "players": int(r["players"]), "deal": int(r["deal"]),
+             "rotation": int(r["rotation"]), "seat": int(r["seat"]),
+             "round": int(r["round"]), "points": int(r["points"]),
+             "round_win": int(r["round_win"])} for r in csv.DictReader(lines)]
+
+
 def load_results(folder: str | Path) -> tuple[list[dict], dict]:
     """The CSV rows (typed) and the summary of a results folder (for notebooks)."""
     folder = Path(folder)
-    with open(folder / "results.csv", newline="") as f:
-        rows = [{**r, "players": int(r["players"]), "deal": int(r["deal"]),
-                 "rotation": int(r["rotation"]), "seat": int(r["seat"]),
-                 "round": int(r["round"]), "points": int(r["points"]),
-                 "round_win": int(r["round_win"])} for r in csv.DictReader(f)]
-    return rows, json.loads((folder / "summary.json").read_text())
+    with open(folder / RESULTS, newline="") as f:
+        rows = read_rows(f)
+    return rows, json.loads((folder / SUMMARY).read_text())
 
 
-# ----------------------------------------------------------------------- run
-def run(args: Args) -> Path:
-    for name, _ in map(parse_agent, args.agents):
-        from agents import agent_names
+# ------------------------------------------------------------------ run folder
+SUMMARY = "summary.json"
+RESULTS = "results.csv"
+CHUNKS = "chunks"
+#: The arguments that decide the results: a run resumes only with the same values.
+RESULT_ARGS = ("agents", "players", "rule_sets", "deals", "matches", "seed", "chunk")
+#: Largest seed: the deals' seed is ``seed`` plus a number below 10**6 per rule set.
+MAX_SEED = 2 ** 32 - 1
 
-        if name not in agent_names():
-            raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
+#: A unit of work: (rule set, player count, chunk index).
+Unit = tuple[str, int, int]
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """Write ``path`` whole or not at all: a temporary file in the same folder, flushed
+    to disk, then ``os.replace`` (atomic), so a reader or a Ctrl-C never meets half a file."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", newline="") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def csv_text(rows: list[dict], header: bool = False) -> str:
+    """Rows as CSV lines (``csv`` module's dialect), optionally after the header line."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    if header:
+        writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def check_args(args: Args) -> None:
+    """A clear ``ValueError`` (``TypeError`` for a wrong type) for any value that cannot
+    make a run, before anything is played or written."""
+    for name in ("deals", "chunk", "workers", "seed"):
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"--{name} must be an int, got {value!r}")
+        low = 0 if name == "seed" else 1
+        if value < low or (name == "seed" and value > MAX_SEED):
+            bounds = f"in 0..{MAX_SEED}" if name == "seed" else "at least 1"
+            raise ValueError(f"--{name} must be {bounds}, got {value}")
+    for name in ("agents", "players", "rule_sets"):
+        values = getattr(args, name)
+        flag = "--" + name.replace("_", "-")
+        if not values:
+            raise ValueError(f"{flag} needs at least one value")
+        if name != "agents" and len(set(values)) != len(values):
+            raise ValueError(f"{flag} lists a value twice: {values}")
+    name = args.run_name
+    if name in (".", "..") or "/" in name or os.sep in name:
+        raise ValueError(f"--run-name must be a plain folder name, got {name!r}")
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the folder and --overwrite replaces "
+                         "it: pass one of them")
+    from agents import agent_names
+
+    for agent_name, _ in map(parse_agent, args.agents):
+        if agent_name not in agent_names():
+            raise ValueError(f"unknown agent {agent_name!r}; known agents: "
+                             f"{', '.join(agent_names())}")
     for rule_set in args.rule_sets:
         for players in args.players:
             rules_for(rule_set, players, args.matches)  # fail early on a bad combination
-    folder = Path(args.out_dir) / (args.run_name or f"win_rates__seed{args.seed}")
-    folder.mkdir(parents=True, exist_ok=True)
-    units = [(rule_set, players, chunk) for rule_set in args.rule_sets
-             for players in args.players for chunk in range(-(-args.deals // args.chunk))]
-    results: dict[tuple, list[dict]] = {}
-    started = time.time()
+
+
+def plan(args: Args) -> list[Unit]:
+    """Every unit of work of the run, in the order of ``results.csv``."""
+    return [(rule_set, players, chunk) for rule_set in args.rule_sets
+            for players in args.players for chunk in range(-(-args.deals // args.chunk))]
+
+
+class RunFolder:
+    """The files of one run, kept truthful at every moment.
+
+    ``chunks/`` holds one CSV file per finished chunk, written atomically as soon as the
+    chunk is played; ``summary.json`` is rewritten (atomically) after every change and
+    lists the finished chunks and the output files (``results.csv``, plots) that hold
+    them. A file the summary does not list is not part of the run: whenever the run
+    stops (done, Ctrl-C, a crash), ``summary.json`` says what the folder holds, and
+    ``--resume`` continues from the chunks it lists.
+    """
+
+    def __init__(self, args: Args, units: list[Unit]) -> None:
+        self.args, self.units = args, units
+        self.folder = Path(args.out_dir) / (args.run_name or f"win_rates__seed{args.seed}")
+        self.chunk_texts: dict[Unit, str] = {}  # finished unit -> its CSV lines
+        self.files: list[str] = []  # output files that hold the finished chunks
+        self.seconds_before = 0.0  # playing time of the sessions this one resumes
+        self.started = time.time()
+
+    def chunk_path(self, unit: Unit) -> Path:
+        rule_set, players, chunk = unit
+        return self.folder / CHUNKS / f"{rule_set}_{players}p_{chunk:06d}.csv"
+
+    def open(self) -> None:
+        """Check the folder (an existing run, writability) and claim it, before any game.
+
+        Raises:
+            ValueError: the folder holds a run and neither ``--resume`` nor
+                ``--overwrite`` was given, ``--resume`` finds no run or a run with other
+                settings, or the folder cannot be written.
+        """
+        args, folder = self.args, self.folder
+        old = self._read_old_summary()
+        if old is None and args.resume:
+            raise ValueError(f"nothing to resume: {folder} holds no run ({SUMMARY} missing)")
+        if old is not None and not (args.resume or args.overwrite):
+            state = "finished" if old.get("complete") else "unfinished"
+            raise ValueError(
+                f"{folder} already holds a {state} run ({old.get('chunks_done')} of "
+                f"{old.get('chunks')} chunks): pass --resume to continue it or --overwrite "
+                f"to replace it (or choose another --run-name)")
+        if old is not None and args.resume:
+            before = old.get("args", {})
+            differ = [name for name in RESULT_ARGS if before.get(name) != getattr(args, name)]
+            if differ:
+                raise ValueError(
+                    "--resume needs the run's own settings; these differ: " + ", ".join(
+                        f"--{n.replace('_', '-')} {before.get(n)!r} (now {getattr(args, n)!r})"
+                        for n in differ))
+        try:
+            (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
+            for place in (folder, folder / CHUNKS):
+                with tempfile.TemporaryFile(dir=place):
+                    pass
+        except OSError as error:
+            raise ValueError(f"cannot write the results folder {folder}: "
+                             f"{error.strerror or error}") from error
+        stale = [] if old is None else list(old.get("files", []))
+        if old is not None and args.resume:
+            self.seconds_before = float(old.get("seconds", 0.0))
+            for unit in map(tuple, old.get("finished_chunks", [])):
+                path = self.chunk_path(unit)
+                if unit in self.units and path.exists():
+                    self.chunk_texts[unit] = path.read_bytes().decode()  # CSV's \r\n kept
+        self.write_summary(complete=False, interrupted=False)
+        # Only now that the summary no longer claims them: the old run's outputs (and, to
+        # replace the run, its chunks) go.
+        for name in stale:
+            with contextlib.suppress(FileNotFoundError):
+                (folder / Path(name).name).unlink()
+        if args.overwrite:
+            for path in (folder / CHUNKS).glob("*.csv"):
+                path.unlink()
+
+    def _read_old_summary(self) -> dict | None:
+        path = self.folder / SUMMARY
+        if not path.is_file():
+            return None
+        try:
+            old = json.loads(path.read_text())
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            if self.args.overwrite:
+                return {}
+            raise ValueError(f"{path} is not a run summary ({error}): remove it or pass "
+                             f"--overwrite") from error
+        return old
+
+    def save_chunk(self, unit: Unit, rows: list[dict]) -> None:
+        """Keep a finished chunk: its file first, then the summary that lists it."""
+        text = csv_text(rows)
+        write_atomic(self.chunk_path(unit), text)
+        self.chunk_texts[unit] = text
+        self.write_summary(complete=False, interrupted=False)
+
+    @property
+    def finished(self) -> list[Unit]:
+        """The finished units, in the order of ``results.csv``."""
+        return [unit for unit in self.units if unit in self.chunk_texts]
+
+    def write_summary(self, complete: bool, interrupted: bool,
+                      tables: dict | None = None) -> dict:
+        """Write ``summary.json`` for the folder as it is now; returns the summary."""
+        import matplotlib
+        import scipy
+
+        import smoor_env
+
+        args = self.args
+        summary = dict(tables or {"table": [], "pairs": []})
+        summary.update({
+            "command": " ".join([Path(sys.executable).name, "-m", "experiments.win_rates",
+                                 *sys.argv[1:]]),
+            "args": dataclasses.asdict(args), "seed": args.seed,
+            "complete": complete, "interrupted": interrupted,
+            "chunks_done": len(self.chunk_texts), "chunks": len(self.units),
+            "finished_chunks": [list(unit) for unit in self.finished],
+            "files": list(self.files),
+            "seconds": self.seconds_before + time.time() - self.started,
+            "versions": {"smoor_env": smoor_env.__version__,
+                         "python": platform.python_version(), "numpy": np.__version__,
+                         "scipy": scipy.__version__, "matplotlib": matplotlib.__version__},
+        })
+        write_atomic(self.folder / SUMMARY, json.dumps(summary, indent=1))
+        return summary
+
+    def finish(self, interrupted: bool) -> dict:
+        """Write ``results.csv`` from the finished chunks, the summary with its tables, then
+        the plots (each listed in the summary once it is in place)."""
+        args, folder = self.args, self.folder
+        text = csv_text([], header=True) + "".join(self.chunk_texts[u] for u in self.finished)
+        write_atomic(folder / RESULTS, text)
+        self.files = [RESULTS]
+        rows = read_rows(io.StringIO(text))
+        tables = summarise(rows, args.matches) if rows else None
+        complete = len(self.chunk_texts) == len(self.units)
+        summary = self.write_summary(complete, interrupted, tables)
+        if args.plots and rows:
+            with tempfile.TemporaryDirectory(dir=folder, prefix=".plots-") as drafts:
+                drawn = plot_summary(summary, Path(drafts))
+                throughput = plot_throughput(Path(args.out_dir) / "throughput.json",
+                                             Path(drafts))
+                for path in [*drawn, *([throughput] if throughput else [])]:
+                    os.replace(path, folder / path.name)
+                    self.files.append(path.name)
+            summary = self.write_summary(complete, interrupted, tables)
+        return summary
+
+
+# ----------------------------------------------------------------------- run
+def play_units(args: Args, units: list[Unit]) -> Iterator[tuple[Unit, list[dict]]]:
+    """(unit, rows) of every unit, in the order they finish: in this process
+    (``--workers 1``) or in a pool of worker processes. Closing the iterator (Ctrl-C)
+    stops the workers at once."""
+    if args.workers == 1 or len(units) <= 1:
+        for unit in units:
+            yield unit, play_chunk(args, *unit)
+        return
+    # Workers ignore SIGINT: Ctrl-C reaches this process, which stops them (terminate).
+    pool = multiprocessing.get_context("fork").Pool(min(args.workers, len(units)),
+                                                     initializer=signal.signal,
+                                                     initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        yield from pool.imap_unordered(functools.partial(play_unit, args), units)
+    except WorkerInterrupted:
+        raise KeyboardInterrupt from None
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+class WorkerInterrupted(Exception):
+    """A KeyboardInterrupt in a worker process, carried back to the main process (a pool
+    worker passes on only ``Exception``s: a bare KeyboardInterrupt would kill it and
+    leave its task unanswered forever)."""
+
+
+def play_unit(args: Args, unit: Unit) -> tuple[Unit, list[dict]]:
+    """``(unit, play_chunk(args, *unit))`` (a worker's task)."""
+    try:
+        return unit, play_chunk(args, *unit)
+    except KeyboardInterrupt:
+        raise WorkerInterrupted(f"chunk {unit} interrupted") from None
+
+
+def run(args: Args) -> Path:
+    """Play the tournament (or the rest of an interrupted one) into its folder; returns it.
+
+    Raises:
+        ValueError / TypeError: bad arguments, or a folder that cannot take the run (see
+            ``RunFolder.open``), before any game is played.
+        KeyboardInterrupt: Ctrl-C while the outputs were being written (the summary says
+            which were; ``--resume`` writes the rest). Ctrl-C while playing is not an
+            error: the finished chunks are kept and summarised.
+    """
+    check_args(args)
+    units = plan(args)
+    run_folder = RunFolder(args, units)
+    run_folder.open()
+    todo = [unit for unit in units if unit not in run_folder.chunk_texts]
     interrupted = False
     bar = None
     if args.progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(units), unit="chunk", desc="win rates", file=sys.stderr)
+        bar = tqdm(total=len(units), initial=len(units) - len(todo), unit="chunk",
+                   desc="win rates", file=sys.stderr)
     try:
-        if args.workers <= 1:
-            for unit in units:
-                results[unit] = play_chunk(args, *unit)
+        with contextlib.closing(play_units(args, todo)) as played:
+            for unit, rows in played:
+                run_folder.save_chunk(unit, rows)
                 if bar:
                     bar.update()
-        else:
-            context = multiprocessing.get_context("fork")
-            with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=context) as pool:
-                futures = {pool.submit(play_chunk, args, *unit): unit for unit in units}
-                try:
-                    for future in concurrent.futures.as_completed(futures):
-                        results[futures[future]] = future.result()
-                        if bar:
-                            bar.update()
-                except KeyboardInterrupt:
-                    for future in futures:
-                        future.cancel()
-                    raise
     except KeyboardInterrupt:
         interrupted = True
-        print(f"\ninterrupted: keeping the {len(results)} of {len(units)} finished chunks",
-              file=sys.stderr)
+        print(f"\ninterrupted: keeping the {len(run_folder.chunk_texts)} of {len(units)} "
+              f"finished chunks (--resume continues the run)", file=sys.stderr)
     finally:
         if bar:
             bar.close()
-    rows = [row for unit in units if unit in results for row in results[unit]]
-    with open(folder / "results.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    summary = summarise(rows, args.matches) if rows else {"table": [], "pairs": []}
-    import matplotlib
-    import numpy
-    import scipy
-
-    import smoor_env
-
-    summary.update({
-        "command": " ".join([Path(sys.executable).name, "-m", "experiments.win_rates",
-                             *sys.argv[1:]]),
-        "args": dataclasses.asdict(args), "seed": args.seed,
-        "complete": not interrupted, "chunks_done": len(results), "chunks": len(units),
-        "seconds": time.time() - started,
-        "versions": {"smoor_env": smoor_env.__version__, "python": platform.python_version(),
-                     "numpy": numpy.__version__, "scipy": scipy.__version__,
-                     "matplotlib": matplotlib.__version__},
-    })
-    (folder / "summary.json").write_text(json.dumps(summary, indent=1))
+    try:
+        summary = run_folder.finish(interrupted)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted while writing: {run_folder.folder / SUMMARY} lists what was "
+              f"written; --resume writes the rest", file=sys.stderr)
+        raise
     print(format_table(summary))
-    written = [folder / "results.csv", folder / "summary.json"]
-    if args.plots and rows:
-        written += plot_summary(summary, folder)
-        throughput = plot_throughput(Path(args.out_dir) / "throughput.json", folder)
-        if throughput:
-            written.append(throughput)
-    print("\nwrote " + ", ".join(str(p) for p in written))
-    return folder
+    print("\nwrote " + ", ".join(str(run_folder.folder / name)
+                                 for name in [*summary["files"], SUMMARY]))
+    return run_folder.folder
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
+    try:
+        run(args)
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"win_rates: error: {error}") from error
 
 
 if __name__ == "__main__":

@@ -89,14 +89,15 @@ def test_agent_specs_and_bad_arguments(tmp_path):
                  progress=False))
 
 
-def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_keeps_the_finished_chunks(tmp_path, workers):
     import signal
     import time
 
     command = [sys.executable, "-m", "experiments.win_rates", "--agents", "random",
                "--players", "4", "--rule-sets", "smoorverliefd", "--deals", "100000",
                "--chunk", "1", "--out-dir", str(tmp_path), "--run-name", "stopped",
-               "--no-plots", "--no-progress"]
+               "--no-plots", "--no-progress", "--workers", str(workers)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     time.sleep(4)  # long enough to finish some chunks of one deal each
@@ -121,3 +122,167 @@ def test_command_line_booleans_are_flags():
     assert args.agents == ["random", "greedy"]
     with pytest.raises(SystemExit):  # a boolean takes no value
         tyro.cli(Args, args=["--matches", "true"])
+
+
+# ------------------------------------------------------- runs that never lose results
+def small_args(tmp_path: Path, **changes) -> Args:
+    """A four-chunk tournament (2 player counts x 2 chunks of one deal), no bar."""
+    settings = dict(agents=["random", "greedy"], players=[3, 4], rule_sets=["smoorverliefd"],
+                    deals=2, chunk=1, out_dir=str(tmp_path), run_name="run", plots=False,
+                    progress=False)
+    return Args(**{**settings, **changes})
+
+
+def interrupt_after(monkeypatch, stop_at: int) -> None:
+    """Ctrl-C in the chunk function: units with chunk index ``stop_at`` raise
+    KeyboardInterrupt (in the worker that plays them, with worker processes)."""
+    from experiments import win_rates
+
+    real = win_rates.play_chunk
+
+    def chunk_or_ctrl_c(args, rule_set, players, chunk):
+        if chunk == stop_at:
+            raise KeyboardInterrupt
+        return real(args, rule_set, players, chunk)
+
+    monkeypatch.setattr(win_rates, "play_chunk", chunk_or_ctrl_c)
+
+
+def check_truthful(folder: Path) -> dict:
+    """The summary lists exactly what the folder holds: its chunk files hold the rows of
+    results.csv (if listed), and every file it lists exists."""
+    summary = json.loads((folder / "summary.json").read_text())
+    for name in summary["files"]:
+        assert (folder / name).is_file(), name
+    texts = []
+    for rule_set, players, chunk in summary["finished_chunks"]:
+        chunk_file = folder / "chunks" / f"{rule_set}_{players}p_{chunk:06d}.csv"
+        texts.append(chunk_file.read_bytes().decode())
+    assert summary["chunks_done"] == len(summary["finished_chunks"])
+    assert summary["complete"] == (summary["chunks_done"] == summary["chunks"])
+    if "results.csv" in summary["files"]:
+        header, body = (folder / "results.csv").read_bytes().decode().split("\r\n", 1)
+        assert header == ",".join(CSV_COLUMNS) and body == "".join(texts)
+    return summary
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_interrupted_run_resumes_to_the_same_results(tmp_path, monkeypatch, workers):
+    whole = run(small_args(tmp_path, run_name="whole", plots=True))
+    assert check_truthful(whole)["complete"]
+    interrupt_after(monkeypatch, stop_at=1)
+    folder = run(small_args(tmp_path, workers=workers, plots=True))
+    summary = check_truthful(folder)
+    assert not summary["complete"] and summary["interrupted"]
+    # In this process chunk 0 of each player count finishes first; workers may be stopped
+    # before any chunk is done.
+    assert (1 if workers == 1 else 0) <= summary["chunks_done"] <= 2
+    assert all(chunk == 0 for _, _, chunk in summary["finished_chunks"])
+    plots = {"win_rates.png"} if summary["chunks_done"] else set()  # none without rows
+    assert {"results.csv", *plots} <= set(summary["files"])
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="unfinished run .*--resume"):
+        run(small_args(tmp_path, workers=workers))
+    resumed = run(small_args(tmp_path, workers=workers, plots=True, resume=True))
+    summary = check_truthful(resumed)
+    assert summary["complete"] and not summary["interrupted"]
+    assert (resumed / "results.csv").read_bytes() == (whole / "results.csv").read_bytes()
+    assert summary["table"] == json.loads((whole / "summary.json").read_text())["table"]
+
+
+def test_ctrl_c_before_the_first_chunk_claims_nothing(tmp_path, monkeypatch):
+    interrupt_after(monkeypatch, stop_at=0)
+    summary = check_truthful(run(small_args(tmp_path, plots=True)))
+    assert summary["chunks_done"] == 0 and not summary["complete"]
+    assert summary["files"] == ["results.csv"] and summary["table"] == []  # header only
+
+
+def test_ctrl_c_while_writing_the_plots(tmp_path, monkeypatch):
+    from experiments import win_rates
+
+    def draw_then_ctrl_c(summary, folder):
+        (folder / "win_rates.png").write_text("half a picture")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(win_rates, "plot_summary", draw_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        run(small_args(tmp_path, plots=True))
+    folder = tmp_path / "run"
+    summary = check_truthful(folder)
+    assert summary["complete"] and summary["files"] == ["results.csv"]
+    assert not (folder / "win_rates.png").exists()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]  # no drafts left
+
+
+def test_a_finished_run_is_replaced_only_with_overwrite(tmp_path):
+    first = run(small_args(tmp_path, plots=True))
+    before = (first / "results.csv").read_bytes()
+    with pytest.raises(ValueError, match="finished run .*--overwrite"):
+        run(small_args(tmp_path, seed=1))
+    assert (first / "results.csv").read_bytes() == before
+    with pytest.raises(ValueError, match="one of them"):
+        run(small_args(tmp_path, resume=True, overwrite=True))
+    with pytest.raises(ValueError, match="--seed 0 .now 1."):
+        run(small_args(tmp_path, seed=1, resume=True))
+    again = run(small_args(tmp_path, seed=1, overwrite=True))
+    summary = check_truthful(again)
+    assert summary["complete"] and summary["seed"] == 1
+    assert summary["files"] == ["results.csv"]  # the old plots went with the old run
+    assert not (again / "win_rates.png").exists()
+    assert (again / "results.csv").read_bytes() != before
+    with pytest.raises(ValueError, match="nothing to resume"):
+        run(small_args(tmp_path, run_name="new", resume=True))
+
+
+def test_an_unwritable_folder_fails_before_any_game(tmp_path, monkeypatch):
+    from experiments import win_rates
+
+    def no_games(*args):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr(win_rates, "play_chunk", no_games)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    for out_dir in (blocker, blocker / "below"):  # a folder path through a regular file
+        with pytest.raises(ValueError, match="cannot write the results folder"):
+            run(small_args(tmp_path, out_dir=str(out_dir)))
+
+
+def test_atomic_writes_leave_the_old_file_or_the_new_one(tmp_path, monkeypatch):
+    from experiments import win_rates
+
+    path = tmp_path / "summary.json"
+    win_rates.write_atomic(path, "old")
+
+    def ctrl_c(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(win_rates.os, "replace", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        win_rates.write_atomic(path, "new")
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"chunk": 0}, "--chunk must be at least 1, got 0"),
+    ({"deals": 0}, "--deals must be at least 1"),
+    ({"workers": 0}, "--workers must be at least 1"),
+    ({"deals": -3}, "--deals must be at least 1, got -3"),
+    ({"seed": -1}, "--seed must be in 0.."),
+    ({"players": []}, "--players needs at least one value"),
+    ({"rule_sets": ["hearts", "hearts"]}, "--rule-sets lists a value twice"),
+    ({"run_name": "../elsewhere"}, "--run-name must be a plain folder name"),
+])
+def test_bad_values_are_refused_before_anything_starts(tmp_path, changes, message):
+    with pytest.raises(ValueError, match=message):
+        run(small_args(tmp_path, **changes))
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(TypeError, match="--deals must be an int"):
+        run(small_args(tmp_path, deals=2.5))
+
+
+def test_bad_values_on_the_command_line_are_one_line_errors(tmp_path):
+    from experiments.win_rates import main
+
+    with pytest.raises(SystemExit, match="win_rates: error: --chunk must be at least 1"):
+        main(["--chunk", "0", "--out-dir", str(tmp_path)])
