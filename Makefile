@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --progress-bar off 'torch==2.13.0'
-	$(BIN)/python -m pip install --progress-bar off -e '.[dev,rl]'
+	$(BIN)/python -m pip install --progress-bar off -e '.[dev,rl,ray]'
 	@touch $(STAMP)
 	@echo "==> $(VENV) ready"
 

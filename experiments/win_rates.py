@@ -45,7 +45,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import tyro
@@ -67,7 +67,8 @@ class Args:
     seed: int = 0
     """seed of the deals and of the agents' random streams"""
     workers: int = 1
-    """worker processes (results are identical for any number)"""
+    """worker processes, or with --backend ray chunks in flight at once (results are
+    identical for any number)"""
     chunk: int = 8
     """deals per unit of work (fixed, so that results do not depend on the workers)"""
     run_name: str = ""
@@ -78,6 +79,11 @@ class Args:
     """write PNG plots"""
     progress: bool = True
     """show a progress bar with the time left"""
+    backend: Literal["local", "ray"] = "local"
+    """where the chunks are played: this machine's processes, or Ray tasks (the ray extra)"""
+    address: str = ""
+    """with --backend ray: the cluster to join ("auto" or host:port); default: start a local
+    Ray with this machine's cores"""
     resume: bool = False
     """continue the interrupted run in the folder from its finished chunks (same settings)"""
     overwrite: bool = False
@@ -118,6 +124,14 @@ def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def build_agent(spec: str) -> Any:
+    """The agent an agent spec names (``make_agent(name, **options)``)."""
+    from agents import make_agent
+
+    name, options = parse_agent(spec)
+    return make_agent(name, **options)
+
+
 def rules_for(rule_set: str, players: int, matches: bool):
     from smoor_env import Rules
 
@@ -131,9 +145,13 @@ def rules_for(rule_set: str, players: int, matches: bool):
     return Rules(num_players=players, **options)
 
 
-def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict]:
-    """Play deals ``chunk * args.chunk ..`` of one rule set and player count, every rotation."""
-    from agents import make_agent
+def play_chunk(args: Args, rule_set: str, players: int, chunk: int,
+               made: dict[str, Any] | None = None) -> list[dict]:
+    """Play deals ``chunk * args.chunk ..`` of one rule set and player count, every rotation.
+
+    ``made``: agents already built, by spec (the Ray backend builds them once); the
+    others are made here from their specs.
+    """
     from smoor_env import Engine
     from smoor_env.table import play_tables
 
@@ -141,7 +159,8 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict
     deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
     lineup = [args.agents[s % len(args.agents)] for s in range(players)]
     specs = sorted(set(lineup))
-    agents = [make_agent(name, **options) for name, options in map(parse_agent, specs)]
+    made = made or {}
+    agents = [made[spec] if spec in made else build_agent(spec) for spec in specs]
     lineup_index = np.array([specs.index(spec) for spec in lineup])  # (P,)
     games = len(deals) * players
     deal_of = np.repeat(deals, players)  # (G,) game -> deal: the same cards for every rotation
@@ -410,6 +429,10 @@ def check_args(args: Args) -> None:
     name = args.run_name
     if name in (".", "..") or "/" in name or os.sep in name:
         raise ValueError(f"--run-name must be a plain folder name, got {name!r}")
+    if args.backend not in ("local", "ray"):
+        raise ValueError(f"--backend must be local or ray, got {args.backend!r}")
+    if args.address and args.backend != "ray":
+        raise ValueError("--address names a Ray cluster: it needs --backend ray")
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in the folder and --overwrite replaces "
                          "it: pass one of them")
@@ -585,6 +608,9 @@ def play_units(args: Args, units: list[Unit]) -> Iterator[tuple[Unit, list[dict]
     """(unit, rows) of every unit, in the order they finish: in this process
     (``--workers 1``) or in a pool of worker processes. Closing the iterator (Ctrl-C)
     stops the workers at once."""
+    if args.backend == "ray":
+        yield from play_units_on_ray(args, units)
+        return
     if args.workers == 1 or len(units) <= 1:
         for unit in units:
             yield unit, play_chunk(args, *unit)
@@ -614,6 +640,52 @@ def play_unit(args: Args, unit: Unit) -> tuple[Unit, list[dict]]:
         return unit, play_chunk(args, *unit)
     except KeyboardInterrupt:
         raise WorkerInterrupted(f"chunk {unit} interrupted") from None
+
+
+def play_units_on_ray(args: Args, units: list[Unit]) -> Iterator[tuple[Unit, list[dict]]]:
+    """(unit, rows) of every unit, played as Ray tasks, ``args.workers`` at a time.
+
+    Joins the Ray of ``args.address``, else the one this process already started, else
+    starts a local Ray with this machine's cores (and stops it at the end). The agents
+    are built once here and put in the object store: a checkpoint travels once to each
+    node, not with every task. Closing the iterator (Ctrl-C) cancels the tasks left.
+    """
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=args.address or None, include_dashboard=False, log_to_driver=False)
+    specs = sorted(set(args.agents))
+    agent_refs = [ray.put(build_agent(spec)) for spec in specs]
+    task = ray.remote(num_cpus=1, max_retries=0)(play_unit_with)
+    waiting = iter(units)
+    running: dict[Any, Unit] = {}  # task reference -> its unit
+
+    def submit() -> None:
+        unit = next(waiting, None)
+        if unit is not None:
+            running[task.remote(args, unit, specs, *agent_refs)] = unit
+
+    try:
+        for _ in range(args.workers):
+            submit()
+        while running:
+            [done], _ = ray.wait(list(running), num_returns=1)
+            del running[done]
+            submit()
+            yield ray.get(done)
+    finally:
+        for reference in running:
+            ray.cancel(reference, force=True)
+        if started_here:
+            ray.shutdown()
+
+
+def play_unit_with(args: Args, unit: Unit, specs: list[str],
+                   *agents: Any) -> tuple[Unit, list[dict]]:
+    """``(unit, rows)`` with the agents of ``specs`` given (a Ray task: Ray hands it the
+    agents from the object store)."""
+    return unit, play_chunk(args, *unit, made=dict(zip(specs, agents, strict=True)))
 
 
 def run(args: Args) -> Path:
