@@ -1,7 +1,8 @@
 """Baseline agents behind one batched protocol (see ``agents.base``).
 
-``ppo`` (``agents.ppo``, a trained policy) needs PyTorch (the ``rl`` extra); it is
-registered here by a factory that imports torch only when the agent is created.
+``ppo`` (``agents.ppo``, a trained policy) needs PyTorch (the ``rl`` extra) and
+``rllib`` (``agents.rllib``, a policy trained with RLlib) needs Ray (the ``ray`` extra);
+they are registered here by factories that import them only when the agent is created.
 """
 
 from typing import Any
@@ -21,6 +22,17 @@ def _make_ppo(**options: Any) -> Agent:
         raise ImportError("the ppo agent needs PyTorch: install the rl extra "
                           "(pip install -e '.[rl]')") from error
     return PPOAgent(**options)
+
+
+@register("rllib")
+def _make_rllib(**options: Any) -> Agent:
+    """``agents.rllib.RLlibAgent`` (imported here so that ``agents`` does not need Ray)."""
+    try:
+        from agents.rllib import RLlibAgent
+    except ImportError as error:
+        raise ImportError("the rllib agent needs Ray's RLlib: install the ray extra "
+                          "(pip install -e '.[ray]')") from error
+    return RLlibAgent(**options)
 
 
 __all__ = ["Agent", "GreedyAgent", "MCAgent", "RandomAgent", "agent_names", "make_agent",

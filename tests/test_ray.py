@@ -76,3 +76,31 @@ def test_agents_go_to_the_object_store_once(tmp_path, local_ray, monkeypatch):
 def test_address_needs_the_ray_backend(tmp_path):
     with pytest.raises(ValueError, match="--address .* needs --backend ray"):
         run(tournament(tmp_path, address="auto"))
+
+
+@pytest.mark.parametrize("opponents", [[], ["greedy", "random"]], ids=["shared", "fixed"])
+def test_rllib_training_writes_a_checkpoint_that_plays_in_win_rates(tmp_path, local_ray,
+                                                                    opponents):
+    """One RLlib PPO iteration (a shared policy, or a learner against fixed agents), then
+    the restored policy plays a tournament, locally and on Ray, to the same results."""
+    pytest.importorskip("ray.rllib")
+    from agents import make_agent
+    from experiments.train_rllib import Args as TrainArgs
+    from experiments.train_rllib import train
+
+    checkpoint = train(TrainArgs(iterations=1, batch_size=300, minibatch_size=100, epochs=1,
+                                 hidden=[32], opponents=opponents,
+                                 checkpoint=str(tmp_path / "policy")))
+    log = json.loads((checkpoint / "training.json").read_text())["log"]
+    assert len(log) == 1 and log[0]["env_steps"] >= 300
+    agent = make_agent("rllib", checkpoint=str(checkpoint))
+    assert agent.name == "rllib" and agent.uses_observation
+    spec = f"rllib:checkpoint={checkpoint}"
+    lineup = dict(agents=[spec, "greedy"], players=[4], deals=2, chunk=1, matches=False)
+    local = run(tournament(tmp_path, run_name="local", **lineup))
+    on_ray = run(tournament(tmp_path, run_name="ray", backend="ray", workers=2, **lineup))
+    assert (on_ray / "results.csv").read_bytes() == (local / "results.csv").read_bytes()
+    summary = json.loads((local / "summary.json").read_text())
+    assert {row["agent"] for row in summary["table"]} == {spec, "greedy"}
+    with pytest.raises(FileNotFoundError, match="no RLlib module"):
+        make_agent("rllib", checkpoint=str(tmp_path / "missing"))
