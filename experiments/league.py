@@ -185,15 +185,11 @@ def format_ratings(table: list[dict]) -> str:
 def plot_ratings(table: list[dict], args: Args, folder: Path) -> list[Path]:
     """mu +- 2 sigma of every agent, one panel per rule set, one marker per player count
     (PNG and SVG); returns the paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     rule_sets = [s for s in args.rule_sets if any(r["rule_set"] == s for r in table)]
-    fig, axes = plt.subplots(1, len(rule_sets), figsize=(5 * len(rule_sets),
-                                                         1.2 + 0.45 * len(args.agents)),
-                             squeeze=False, sharey=True)
+    fig = Figure(figsize=(5 * len(rule_sets), 1.6 + 0.45 * len(args.agents)))
+    axes = fig.subplots(1, len(rule_sets), squeeze=False, sharey=True)
     # agents top to bottom by their mean ordinal over everything played
     order = sorted(args.agents, key=lambda a: -np.mean([r["ordinal"] for r in table
                                                         if r["agent"] == a]))

@@ -340,14 +340,13 @@ PNG_DPI = 90
 
 
 def save_figure(fig, png_path: Path) -> list[Path]:
-    """Write ``fig`` as PNG (for screens and notebooks) and SVG (vector, for papers) next
-    to each other, close it, and return both paths."""
-    import matplotlib.pyplot as plt
-
+    """Write the ``matplotlib.figure.Figure`` as PNG (for screens and notebooks) and SVG
+    (vector, for papers) next to each other, and return both paths. The plots build
+    ``Figure`` objects without pyplot, so they neither need nor change a backend (a
+    notebook's inline plots keep working)."""
     svg_path = png_path.with_suffix(".svg")
     fig.savefig(png_path, dpi=PNG_DPI)
     fig.savefig(svg_path)
-    plt.close(fig)
     return [png_path, svg_path]
 
 
@@ -366,10 +365,7 @@ def plot_summary(summary: dict, folder: Path) -> list[Path]:
     """Round-win rate and mean points per round against the player count, one panel per
     rule set, with 95% error bars; the win-rate panels draw the chance rate 1/P. Each
     plot is written as PNG and SVG; returns the paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     written = []
     rule_sets = sorted({r["rule_set"] for r in summary["table"]})
@@ -377,8 +373,8 @@ def plot_summary(summary: dict, folder: Path) -> list[Path]:
     for metric, ci, label, name in (
             ("round_win_rate", "round_win_ci", "round-win rate (ties share)", "win_rates.png"),
             ("mean_points", "mean_points_ci", "mean points per round", "points.png")):
-        fig, axes = plt.subplots(1, len(rule_sets), figsize=(5 * len(rule_sets), 4.4),
-                                 squeeze=False)
+        fig = Figure(figsize=(5 * len(rule_sets), 4.4))
+        axes = fig.subplots(1, len(rule_sets), squeeze=False)
         for ax, rule_set in zip(axes[0], rule_sets, strict=True):
             rows = [r for r in summary["table"] if r["rule_set"] == rule_set]
             player_counts = sorted({r["players"] for r in rows})
@@ -412,13 +408,11 @@ def plot_throughput(json_path: Path, folder: Path) -> list[Path]:
     (PNG and SVG; none without the JSON)."""
     if not json_path.exists():
         return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     data = json.loads(json_path.read_text())
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     base = [r for r in data["rows"] if r["rules"] == "Smoorverliefd"]
     for players in sorted({r["players"] for r in base}):
         mine = sorted((r for r in base if r["players"] == players), key=lambda r: r["batch"])
