@@ -54,7 +54,7 @@ from smoor_env.observation import (
     full_state,
 )
 from smoor_env.record import round_record
-from smoor_env.render import render_text
+from smoor_env.render import render_rgb, render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
@@ -71,7 +71,7 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     """One match of the given ``Rules``; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "smoorverliefd_v0",
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "smoorverliefd_v0",
                 "is_parallelizable": False, "render_fps": 1}
 
     def __init__(self, rules: Rules | None = None, render_mode: str | None = None,
@@ -174,9 +174,14 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _agent_to_act(self) -> str:
         return self.possible_agents[int(self.engine.state.current_player[0])]
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the table as text (the hand of the seat to act); ``"rgb_array"``:
+        (500, 800, 3) uint8 picture with every hand, seat 0 at the bottom; ``"human"``:
+        prints the text."""
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.engine, 0, observer=0, show_all_hands=True)
         text = render_text(self.engine, 0)
         if self.render_mode == "human":
             print(text + "\n")

@@ -44,6 +44,7 @@ Design notes:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -342,6 +343,76 @@ class Engine:
         self.version += 1
         self._play_cache = None
         self._update_legal(self._all)
+
+    def install(self, state: State) -> State:
+        """Play on from a known position: ``state`` (B games) becomes the engine's state.
+
+        For positions built outside the engine: the sampled worlds of a search agent,
+        a position read from a record. The state is checked first, like ``reset``'s
+        arguments; on an error (``ValueError`` naming the field and the first bad
+        game) nothing changes. The engine then owns ``state`` (it is stepped in place)
+        and recomputes every legal set from it.
+
+        Checked: the shapes and dtypes of every field; phase, seats, led suit, bids and
+        cursed suit in range; in the pass, curse, bid and play phases, that the hands,
+        the cards won, the trick in progress and the dead pile are disjoint and hold
+        exactly the deck; that ``played`` is the cards won plus the trick; that the trick
+        in progress agrees with ``trick_mask``, ``trick_size`` and ``led_suit``; that the
+        cards played add up to ``trick_index`` full tricks plus the trick in progress;
+        and that every hand holds the cards it should at that point of the trick.
+        """
+        if not isinstance(state, State):
+            raise TypeError(f"state must be a smoor_env.State, got {type(state).__name__}")
+        rules, p, b = self.rules, self._players, self.batch_size
+        like = State.empty(b, p, rules.num_tricks)
+        for f in dataclasses.fields(State):
+            if f.name == "finished":
+                continue
+            want, got = getattr(like, f.name), getattr(state, f.name)
+            if (not isinstance(got, np.ndarray) or got.shape != want.shape
+                    or got.dtype != want.dtype):
+                kind = getattr(got, "dtype", type(got).__name__)
+                raise ValueError(f"state.{f.name} must be {want.dtype} of shape {want.shape}, "
+                                 f"got {kind} {getattr(got, 'shape', None)}")
+
+        def check(bad: np.ndarray, what: str) -> None:
+            if bad.any():
+                raise ValueError(f"cannot install the state: {what} (game {int(np.argmax(bad))})")
+
+        phase = state.phase
+        check((phase < 0) | (phase > Phase.OVER), "phase out of range")
+        check((state.current_player < 0) | (state.current_player >= p),
+              "current_player out of range")
+        check((state.led_suit < -1) | (state.led_suit > 3), "led_suit out of range")
+        check(((state.bids < -1) | (state.bids > 13)).any(axis=1), "a bid out of range -1..13")
+        check((state.cursed_suit < -1) | (state.cursed_suit > 3), "cursed_suit out of range")
+        live = phase != Phase.OVER
+        held = np.bitwise_or.reduce(state.hands, axis=1)  # (B,)
+        won = np.bitwise_or.reduce(state.won, axis=1)
+        count = (_popcount(state.hands).sum(axis=1) + _popcount(state.won).sum(axis=1)
+                 + _popcount(state.trick_mask) + _popcount(state.dead))  # (B,)
+        union = held | won | state.trick_mask | state.dead
+        check(live & ((union != self._deck) | (count != len(self._deck_cards))),
+              "the hands, cards won, trick and dead pile are not exactly the deck")
+        check(live & (state.played != (won | state.trick_mask)),
+              "played is not the cards won plus the trick in progress")
+        in_trick = state.current_trick >= 0  # (B, P)
+        trick_set = np.bitwise_or.reduce(np.where(
+            in_trick, C.CARD_BITS[np.maximum(state.current_trick, 0)], np.uint64(0)), axis=1)
+        size = state.trick_size
+        check(live & ((trick_set != state.trick_mask) | (in_trick.sum(axis=1) != size)
+                      | ((size == 0) != (state.led_suit < 0)) | (size >= p)),
+              "current_trick, trick_mask, trick_size and led_suit disagree")
+        check(live & (_popcount(state.played) != state.trick_index.astype(np.int64) * p + size),
+              "the cards played are not trick_index full tricks plus the trick in progress")
+        # Each seat has played one card per finished trick, plus one if it is in the trick.
+        expected = rules.hand_size - state.trick_index[:, None].astype(np.int64) - in_trick
+        playing = live & (phase == Phase.PLAY)
+        check(playing & (_popcount(state.hands) != expected).any(axis=1),
+              "a hand holds the wrong number of cards for this point of the round")
+        self.state = state
+        self.refresh_legal()
+        return state
 
     def _find_lockstep(self) -> tuple[int, int] | None:
         """(trick position, trick index) shared by every game if all are live and playing."""

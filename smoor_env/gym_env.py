@@ -36,7 +36,7 @@ from gymnasium.vector.utils import batch_space
 
 from smoor_env.engine import Engine
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observe
-from smoor_env.render import render_text
+from smoor_env.render import render_rgb, render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
@@ -165,12 +165,14 @@ class SmoorEnv(gym.Env):
         learner_seat: the seat the learner plays.
         opponents: an agent name (``"random"``), an agent, or one per other seat.
         reward_mode: ``"round"`` or ``"trick"`` (see ``smoor_env.reward``).
-        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        render_mode: ``None``, ``"ansi"`` (text), ``"rgb_array"`` ((500, 800, 3) uint8
+            picture, for ``gymnasium.wrappers.RecordVideo``) or ``"human"`` (prints text);
+            all show the learner's hand.
         illegal_action: ``"end"`` (end the episode with ``illegal_reward``) or ``"raise"``.
         illegal_reward: the learner's reward for an illegal action.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(self, rules: Rules | None = None, learner_seat: int = 0,
                  opponents: Any = "random", reward_mode: str = "round",
@@ -219,9 +221,11 @@ class SmoorEnv(gym.Env):
     def _info(self, illegal: bool) -> dict:
         return {"action_mask": self.action_masks(), "illegal_action": illegal}
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.engine, 0, observer=self._match.seat)
         text = render_text(self.engine, 0, observer=self._match.seat)
         if self.render_mode == "human":
             print(text + "\n")

@@ -112,6 +112,77 @@ def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
     return {name: obs[..., s].reshape(*lead, *_SHAPES[name]) for name, s in SLICES.items()}
 
 
+def card_sets(block: np.ndarray) -> np.ndarray:
+    """(..., 52) 0/1 card block of an observation -> (...) uint64 card sets (bit c = card c)."""
+    packed = np.packbits(np.asarray(block) > 0.5, axis=-1, bitorder="little")  # (..., 7) uint8
+    padded = np.zeros((*packed.shape[:-1], 8), np.uint8)
+    padded[..., :7] = packed
+    return padded.view(np.uint64)[..., 0]
+
+
+def _index_of(one_hot: np.ndarray) -> np.ndarray:
+    """(..., K) one-hot block -> (...) int64 index of its 1, or -1 where it is all zeros."""
+    return np.where(one_hot.max(axis=-1) > 0.5, np.argmax(one_hot, axis=-1), -1)
+
+
+def decode(obs: np.ndarray) -> dict[str, Any]:
+    """What each observation says, as named per-game fields (relative seats, padded to 5).
+
+    The one reader of the layout for agents: cards as uint64 sets (bit c = card id c),
+    one-hot blocks as indices (-1 = none), rule flags by name. For a batch (B, 1076):
+
+    * ``phase`` (B,) a ``Phase``; ``players`` (B,) 3..5;
+    * ``flags``: dict name -> (B,) bool, for ``"hearts"`` and every name of ``RULE_FLAGS``;
+    * ``hand``, ``passed``, ``received`` (B,) uint64;
+    * ``played``, ``won`` (B, 5) uint64 by relative seat; ``trick`` (B, 5) int64 card each
+      relative seat played to the trick in progress (-1 none); ``trick_cards`` (B,) uint64
+      the same as a set; ``trick_size`` (B,); ``leader`` (B,) relative seat that led it
+      (-1 before the lead); ``led_suit`` (B,) (-1 before the lead);
+    * ``voids`` (B, 5, 4) bool; ``bids`` (B, 5) (-1 = none); ``cursed_suit`` (B,) (-1 none);
+      ``dealer`` (B,); ``pass_offset`` (B,) k: cards go k seats to the left (0 = no pass);
+    * ``hearts_broken`` (B,) bool; ``trick_index`` (B,) completed tricks.
+    """
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBSERVATION_SIZE:
+        raise ValueError(f"observations must have shape (B, {OBSERVATION_SIZE}), got {obs.shape}")
+    v = split_observation(obs)
+    rule_flags = v["rules"] > 0.5  # (B, 11): "hearts", then RULE_FLAGS in order
+    flags = {"hearts": rule_flags[:, 0]}
+    flags.update({name: rule_flags[:, i + 1] for i, name in enumerate(RULE_FLAGS)})
+    in_trick = v["current_trick"].max(axis=2) > 0.5  # (B, 5)
+    trick = np.where(in_trick, np.argmax(v["current_trick"], axis=2), -1)  # (B, 5)
+    size = in_trick.sum(axis=1)  # (B,)
+    leader = np.where(size > 0, _index_of(v["trick_leader"]), -1)  # (B,)
+    rows = np.arange(len(obs))
+    led = np.where(leader >= 0, trick[rows, np.maximum(leader, 0)] // 13, -1)
+    players = np.argmax(v["num_players"], axis=1) + 3  # (B,)
+    played = card_sets(v["played"])  # (B, 5)
+    return {
+        "phase": np.argmax(v["phase"], axis=1),
+        "players": players,
+        "flags": flags,
+        "hand": card_sets(v["hand"]),
+        "passed": card_sets(v["passed"]),
+        "received": card_sets(v["received"]),
+        "played": played,
+        "won": card_sets(v["won"]),
+        "trick": trick,
+        "trick_cards": np.bitwise_or.reduce(
+            np.where(trick >= 0, C.CARD_BITS[np.maximum(trick, 0)], np.uint64(0)), axis=1),
+        "trick_size": size,
+        "leader": leader,
+        "led_suit": led,
+        "voids": v["voids"] > 0.5,
+        "bids": _index_of(v["bids"]),
+        "cursed_suit": _index_of(v["cursed_suit"]),
+        "dealer": _index_of(v["dealer"]),
+        "pass_offset": np.maximum(_index_of(v["pass_direction"]), 0),
+        "hearts_broken": v["hearts_broken"][:, 0] > 0.5,
+        "trick_index": np.rint(v["trick_number"][:, 0] * np.where(players == 5, 10, np.where(
+            players == 3, 17, 13))).astype(np.int64),
+    }
+
+
 def _card_sets(cards: np.ndarray) -> np.ndarray:
     """Card-id arrays (..., K) with -1 = none -> uint64 sets (...)."""
     bits = np.where(cards >= 0, C.CARD_BITS.take(np.maximum(cards, 0)), np.uint64(0))

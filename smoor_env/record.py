@@ -11,7 +11,9 @@ A record has exactly the keys of the rules specification::
 ``round_points`` is the whole round score after every bonus, penalty and
 doubling (Hearts: positive penalty points); ``totals`` are the match totals
 after the round. ``replay(record)`` plays the record through the engine and
-raises ``ReplayError`` at the first difference.
+raises ``ReplayError`` at the first difference. Records may carry more keys
+(``smoor-play`` adds ``"agents"``, the seats' names, which ``smoor-view`` shows);
+reading and replay ignore them.
 """
 
 from __future__ import annotations

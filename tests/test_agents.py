@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
-from agents.mc import build_worlds, decode, rules_from_observation, sample_hidden
+from agents.search import build_worlds, knowledge, rules_of, sample_hidden
 from smoor_env import Engine, Phase, Rules, raw_env
 from smoor_env import cards as C
 from smoor_env.gym_env import SmoorEnv
-from smoor_env.observation import observe, pass_offsets, split_observation
+from smoor_env.observation import decode, observe, pass_offsets, split_observation
 
 RULE_SETS = {
     "smoor-3": Rules(num_players=3, target_score=None),
@@ -97,7 +97,7 @@ def test_every_agent_returns_legal_actions_in_batches(rules):
 def test_mc_reads_the_rules_from_the_observation():
     for rules in RULE_SETS.values():
         engine = random_positions(rules, 1, seed=3)
-        got = rules_from_observation(observe(engine, 0)[0])
+        got = rules_of(decode(observe(engine, 0)), 0)
         expected = rules.replace(target_score=50 if rules.cupids_arrow else None)
         assert got == expected
 
@@ -176,7 +176,7 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
     p, t = rules.num_players, rules.num_tricks
     for game in playing[:3]:
         obs, seat, one = _mine_and_truth(engine, int(game))
-        know = decode(obs, rules)
+        know = knowledge(decode(obs), np.arange(len(obs)), p)
         hands, dead = sample_hidden(know, rules, worlds, np.random.default_rng(seed))
         true = one.state
         rel = (seat + np.arange(p)) % p  # relative seat k is absolute seat rel[k]
@@ -209,8 +209,7 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
         assert (states.trick_size == true.trick_size[0]).all()
         assert (states.trick_index == true.trick_index[0]).all()
         check = Engine(rules.replace(target_score=None, cupids_arrow=False), worlds)
-        check.state = states
-        check.refresh_legal()
+        check.install(states)
         assert (check.state.legal == true.legal[0]).all()
         assert t == rules.num_tricks
 
@@ -290,3 +289,44 @@ def test_mc_collects_more_hearts_than_random_on_fixed_deals():
                       seed=0, agents=agents, batch=48)
     mc, rand = pts[:, :, 0].mean(), pts[:, :, 1:].mean()
     assert mc > rand + 1.0
+
+
+# ------------------------------------------------------------ rollout policies
+@pytest.mark.parametrize("rules", RULE_SETS.values(), ids=RULE_SETS.keys())
+def test_greedy_rollout_plays_what_the_greedy_agent_plays(rules):
+    """One set of greedy rules: the rollout policy on engine arrays and the agent on
+    observations choose the same card in every play-phase (and bid) position."""
+    from agents.rollout import greedy_moves
+
+    for seed in range(3):
+        engine = random_positions(rules, 64, seed=seed)
+        st = engine.state
+        rows = np.flatnonzero(np.isin(st.phase, [Phase.PLAY, Phase.BID]) & ~st.match_over)
+        obs = {k: v[rows] for k, v in observations(engine).items()}
+        agent_moves = make_agent("greedy").act(obs, np.random.default_rng(0))
+        assert (greedy_moves(engine)[rows] == agent_moves).all()
+
+
+def test_trick_best_is_the_engines_trick_winner():
+    """``trick_best`` (the greedy rules' reading of a trick) names the card that the engine
+    then awards the trick to, with and without hearts as trump."""
+    from agents.greedy import trick_best
+
+    for trump in (False, True):
+        rules = Rules(trump_hearts=trump, target_score=None)
+        engine = Engine(rules, 256)
+        engine.reset(7)
+        rng = np.random.default_rng(1)
+        while not engine.state.match_over.all():
+            st = engine.state
+            if st.trick_size[0] == rules.num_players - 1:  # lockstep: the trick's last card
+                before = st.trick_index.copy()
+                move = engine.sample_legal(rng)
+                full = st.trick_mask | C.CARD_BITS[move]
+                best, _ = trick_best(full, st.led_suit.copy(), trump)
+                engine.step(move)
+                done = engine.state.trick_cards[np.arange(256), before]  # (B, P)
+                winner = engine.state.trick_winner[np.arange(256), before]
+                assert (done[np.arange(256), winner] == best).all()
+            else:
+                engine.step(engine.sample_legal(rng))

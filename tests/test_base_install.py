@@ -22,15 +22,31 @@ ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SCRIPTS: dict[str, str] = PYPROJECT["project"]["scripts"]
 
-# A tiny run of each console script (a new script needs an entry here).
-TINY_ARGS: dict[str, list[str]] = {
-    "smoor-throughput": ["--batch-sizes", "8", "--players", "3", "--variant-batch", "8",
-                         "--seconds", "0"],
-    "smoor-bench": ["--agents", "random", "greedy", "--players", "3", "--rule-sets", "hearts",
-                    "--deals", "2", "--chunk", "2", "--progress", "true"],
-    "smoor-league": ["--agents", "random", "greedy", "mc:worlds=2", "--players", "3",
-                     "--rule-sets", "smoorverliefd", "--deals", "3", "--progress", "true"],
-}
+
+
+def tiny_runs(tmp: Path) -> dict[str, tuple[list[str], str, Path]]:
+    """Each console script's tiny run: (arguments, standard input, a file it must write).
+    A new console script needs an entry here."""
+    record = tmp / "match.jsonl"
+    return {
+        "smoor-throughput": (["--batch-sizes", "8", "--players", "3", "--variant-batch", "8",
+                              "--seconds", "0", "--out", str(tmp / "throughput.json")], "",
+                             tmp / "throughput.json"),
+        "smoor-bench": (["--agents", "random", "greedy", "--players", "3", "--rule-sets",
+                         "hearts", "--deals", "2", "--chunk", "2", "--progress", "true",
+                         "--out-dir", str(tmp), "--run-name", "bench"], "",
+                        tmp / "bench" / "summary.json"),
+        "smoor-league": (["--agents", "random", "greedy", "mc:worlds=2", "--players", "3",
+                          "--rule-sets", "smoorverliefd", "--deals", "3", "--progress", "true",
+                          "--out-dir", str(tmp), "--run-name", "league"], "",
+                         tmp / "league" / "ratings.csv"),
+        # without rich (the play extra) the table is plain text
+        "smoor-play": (["--agents", "greedy", "--seed", "5", "--target-score", "none",
+                        "--record", str(record)], "1\n" * 100, record),
+        "smoor-view": ([str(ROOT / "tests" / "data" / "records_v0.jsonl"), "-o",
+                        str(tmp / "game.html")], "", tmp / "game.html"),
+    }
+
 
 # Installs a finder that refuses the modules in BLOCKED, then runs "module:function"(argv)
 # or imports "module".
@@ -46,7 +62,7 @@ sys.meta_path.insert(0, RefuseExtras())
 module, _, function = sys.argv[2].partition(":")
 loaded = importlib.import_module(module)
 if function:
-    getattr(loaded, function)(sys.argv[3:])
+    sys.exit(getattr(loaded, function)(sys.argv[3:]))
 """
 
 
@@ -79,10 +95,12 @@ def extras_only_modules() -> set[str]:
 BLOCKED = sorted(extras_only_modules())
 
 
-def run_script(target: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def run_script(target: str, args: list[str], cwd: Path,
+               stdin: str = "") -> subprocess.CompletedProcess:
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}
     return subprocess.run([sys.executable, "-c", RUNNER, json.dumps(BLOCKED), target, *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+                          cwd=cwd, env=env, input=stdin, capture_output=True, text=True,
+                          timeout=300)
 
 
 def test_the_blocker_blocks_the_extras_and_not_the_base():
@@ -95,19 +113,17 @@ def test_the_blocker_blocks_the_extras_and_not_the_base():
     assert allowed.returncode == 0, allowed.stderr
 
 
-def test_every_console_script_has_a_tiny_run():
-    assert set(SCRIPTS) == set(TINY_ARGS)
+def test_every_console_script_has_a_tiny_run(tmp_path):
+    assert set(SCRIPTS) == set(tiny_runs(tmp_path))
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_console_script_runs_with_the_base_dependencies_only(script, tmp_path):
-    args = [*TINY_ARGS[script],
-            *(["--out", str(tmp_path / "out.json")] if script == "smoor-throughput"
-              else ["--out-dir", str(tmp_path)])]
-    done = run_script(SCRIPTS[script], args, tmp_path)
+    args, stdin, output = tiny_runs(tmp_path)[script]
+    done = run_script(SCRIPTS[script], args, tmp_path, stdin)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "blocked" not in done.stderr
-    assert any(tmp_path.rglob("*.json")), "the script wrote no results"
+    assert output.stat().st_size > 0, f"{script} wrote no {output.name}"
 
 
 def test_an_agent_from_an_extra_is_refused_before_any_game(tmp_path):
