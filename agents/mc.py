@@ -60,9 +60,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import check_mask, pack_mask, register
-from agents.greedy import greedy_pass
 from agents.rollout import RolloutPolicy, greedy_moves
-from agents.search import Playouts, build_worlds, knowledge, rollout_rules, rules_of
+from agents.search import Playouts, build_worlds, knowledge, pass_card, rollout_rules, rules_of
 from smoor_env import cards as C
 from smoor_env.observation import SLICES, decode
 from smoor_env.rules import Rules
@@ -91,7 +90,7 @@ class MCAgent:
     name = "mc"
     uses_observation = True
 
-    def __init__(self, worlds: int = 64, rollouts: int = 1, rollout: str = "greedy",
+    def __init__(self, worlds: int = 128, rollouts: int = 1, rollout: str = "greedy:0.2",
                  time_budget: float | None = None, rules: Rules | None = None,
                  greedy_margin: float = 0.0) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
@@ -133,7 +132,8 @@ class MCAgent:
         phase = view["phase"]
         passing = np.flatnonzero(choice & (phase == Phase.PASS))
         if len(passing):
-            actions[passing] = greedy_pass(pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
+            actions[passing] = pass_card(view["hand"][passing],
+                                         pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
         search = np.flatnonzero(choice & (phase != Phase.PASS))
         if len(search):
             keys = np.ascontiguousarray(obs[search][:, SLICES["num_players"].start:])

@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import tyro
 
-from experiments.cli import parse_args
 from experiments.win_rates import (
     CSV_COLUMNS,
     parse_agent,
@@ -330,7 +330,7 @@ def load_league(folder: str | Path) -> tuple[list[dict], dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(parse_args(Args, argv, description=__doc__.split("\n\n")[0]))
+    run(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
 
 
 if __name__ == "__main__":

@@ -41,8 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from experiments.cli import parse_args
+import tyro
 
 
 @dataclass
@@ -145,7 +144,7 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
     """
     from agents import make_agent
     from smoor_env import Engine
-    from smoor_env.observation import observe
+    from smoor_env.table import play_tables
 
     rules = rules_for(rule_set, players, matches)
     specs = sorted({spec for lineup in lineups for spec in lineup})
@@ -165,22 +164,10 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
     rng = np.random.default_rng([seed, stream, chunk])
     st = engine.state
     rows: list[dict] = []
-    all_games = np.arange(games)
-    while not st.match_over.all():
-        live = ~st.match_over
-        who = seat_agent[all_games, st.current_player]  # (G,) agent to act
-        obs = None
-        mask = engine.legal_mask
-        actions = np.zeros(games, np.int64)
-        for index, agent in enumerate(agents):
-            acting = np.flatnonzero(live & (who == index))
-            if len(acting):
-                if agent.uses_observation and obs is None:
-                    obs = observe(engine, st.current_player)
-                batch = {"observation": None if obs is None else obs[acting],
-                         "action_mask": mask[acting]}
-                actions[acting] = agent.act(batch, rng)
-        engine.step(actions)
+
+    def step(moves: np.ndarray, acting: np.ndarray) -> None:
+        """Step, then add a row per seat of every round that ended."""
+        engine.step(moves, active=acting)
         for g in np.flatnonzero(st.round_over):
             fin_round = int(st.finished["round_number"][g])
             for seat in seats:
@@ -192,6 +179,8 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
                     "round_win": int(st.round_winners[g, seat]),
                     "match_win": int(st.winners[g, seat]) if st.match_over[g] else "",
                 })
+
+    play_tables(engine, agents, seat_agent, rng, step)
     return rows
 
 
@@ -490,7 +479,7 @@ def run(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(parse_args(Args, argv, description=__doc__.split("\n\n")[0]))
+    run(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
 
 
 if __name__ == "__main__":

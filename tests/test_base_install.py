@@ -33,11 +33,11 @@ def tiny_runs(tmp: Path) -> dict[str, tuple[list[str], str, Path]]:
                               "--seconds", "0", "--out", str(tmp / "throughput.json")], "",
                              tmp / "throughput.json"),
         "smoor-bench": (["--agents", "random", "greedy", "--players", "3", "--rule-sets",
-                         "hearts", "--deals", "2", "--chunk", "2", "--progress", "true",
+                         "hearts", "--deals", "2", "--chunk", "2", "--progress",
                          "--out-dir", str(tmp), "--run-name", "bench"], "",
                         tmp / "bench" / "summary.json"),
         "smoor-league": (["--agents", "random", "greedy", "mc:worlds=2", "--players", "3",
-                          "--rule-sets", "smoorverliefd", "--deals", "3", "--progress", "true",
+                          "--rule-sets", "smoorverliefd", "--deals", "3", "--progress",
                           "--out-dir", str(tmp), "--run-name", "league"], "",
                          tmp / "league" / "ratings.csv"),
         # without rich (the play extra) the table is plain text
@@ -128,7 +128,7 @@ def test_console_script_runs_with_the_base_dependencies_only(script, tmp_path):
 
 def test_an_agent_from_an_extra_is_refused_before_any_game(tmp_path):
     args = ["--agents", "random", "greedy", "ppo", "--players", "3", "--deals", "3",
-            "--out-dir", str(tmp_path), "--progress", "false"]
+            "--out-dir", str(tmp_path), "--no-progress"]
     done = run_script(SCRIPTS["smoor-league"], args, tmp_path)
     assert done.returncode != 0
     assert "install the rl extra" in done.stderr

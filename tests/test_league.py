@@ -81,7 +81,7 @@ def test_bad_leagues_are_refused_before_playing(tmp_path):
 def test_command_line_writes_ratings_and_plots(tmp_path):
     command = [sys.executable, "-m", "experiments.league", "--agents", "random", "greedy",
                "mc:worlds=2", "--players", "3", "--rule-sets", "smoorverliefd", "--deals", "3",
-               "--out-dir", str(tmp_path), "--run-name", "cli", "--progress", "false"]
+               "--out-dir", str(tmp_path), "--run-name", "cli", "--no-progress"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "cli"

@@ -15,8 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
+from agents.environments import make_vector_env  # noqa: E402
 from smoor_env import Engine, Rules  # noqa: E402
-from smoor_env.gym_env import SmoorVectorEnv  # noqa: E402
 from smoor_env.observation import observe  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -91,7 +91,7 @@ def test_shipped_checkpoint_plays_legal_moves() -> None:
 
 def vector_env_points(agent, opponents: str, games: int, seed: int) -> np.ndarray:
     """(games,) points of ``agent`` in seat 0 of single 4-player rounds on the vector env."""
-    env = SmoorVectorEnv(games, num_players=4, target_score=None, opponents=opponents,
+    env = make_vector_env(games, num_players=4, target_score=None, opponents=opponents,
                          reward_mode="round")
     obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
