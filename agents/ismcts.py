@@ -76,9 +76,10 @@ class ISMCTSAgent:
     name = "ismcts"
     uses_observation = True
 
-    def __init__(self, iterations: int = 1024, walks: int = 64, exploration: float = 0.5,
+    def __init__(self, iterations: int = 512, walks: int = 128, exploration: float = 0.5,
                  rollout: str = "greedy:0.2", noise: float = 0.02,
-                 time_budget: float | None = None, rules: Rules | None = None) -> None:
+                 opponents_in_tree: bool = False, time_budget: float | None = None,
+                 rules: Rules | None = None) -> None:
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{key} must be a positive int, got {value!r}")
@@ -90,6 +91,7 @@ class ISMCTSAgent:
             raise ValueError(f"time_budget must be positive seconds or None, got {time_budget!r}")
         self.iterations, self.walks = int(iterations), int(min(walks, iterations))
         self.exploration, self.noise = float(exploration), float(noise)
+        self.opponents_in_tree = bool(opponents_in_tree)
         self.rollout, self.time_budget, self.rules = rollout, time_budget, rules
         self._playouts = Playouts(RolloutPolicy(rollout))
         # Bids and cursed suits: chosen by simulation, as mc does it.
@@ -158,7 +160,10 @@ class ISMCTSAgent:
             path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (walks, nodes, movers)
             while not st.match_over.all():
                 moves = self._playouts.policy(engine, rng)  # (R,) the rollout moves
-                walking = np.flatnonzero(in_tree & ~st.match_over)
+                walking = in_tree & ~st.match_over
+                if not self.opponents_in_tree:  # other seats play the rollout policy
+                    walking &= st.current_player == 0
+                walking = np.flatnonzero(walking)
                 if len(walking):
                     cards, nodes, size = self._descend(walking, node, st, moves, child, visits,
                                                        total, avail, size, rng)
