@@ -147,3 +147,17 @@ def test_maskable_ppo_trains_on_the_adapter():
     assert len(model.ep_info_buffer) > 0  # VecMonitor's episode returns reached the logs
     mean, _ = evaluate_policy(model, env, n_eval_episodes=16, warn=False)
     assert np.isfinite(mean) and mean <= 0  # Hearts points are penalties
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_speed_script_smoke(tmp_path):
+    from experiments import sb3_speed
+
+    out = tmp_path / "speed.json"
+    results = sb3_speed.main(["--adapter-envs", "16", "--adapter-steps", "128", "--single-envs",
+                              "2", "--single-steps", "64", "--rollout", "64", "--opponents",
+                              "random", "--out", str(out)])
+    row = results["rows"][0]
+    assert row["adapter"]["learner_steps"] >= 128 and row["dummy_vec_env"]["learner_steps"] >= 64
+    assert row["adapter"]["env_steps_per_s"] > 0 and out.exists()
