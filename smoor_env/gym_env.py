@@ -154,7 +154,10 @@ class _Match:
                 if agent.uses_observation:
                     seen = observe(engine, st.current_player[rows], rows)
                 mask = engine.legal_mask if mask is None else mask
-                moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows]},
+                # "games" and "seats" say where the rows come from (a league of opponents
+                # drawn per game reads them; other agents ignore them).
+                moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows],
+                                         "games": rows, "seats": st.current_player[rows]},
                                         self.rng)
             tricks = self.rewards.tricks()
             self.tracker.step(moves, active=waiting & ~illegal)
