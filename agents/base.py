@@ -4,10 +4,10 @@ An agent takes a batch of observations as the environments give them, a dict
 with ``"observation"`` (B, D) float32 and ``"action_mask"`` (B, 70) bool or int8,
 and a ``numpy.random.Generator``, and returns (B,) legal action ids. The same
 object plays in the PettingZoo environment (B = 1), the Gymnasium environments
-and the experiments. The vector environment adds ``"games"`` (B,) int64, the rows'
-games in its batch, and ``"seats"`` (B,) the seats to act (a league that draws its
-opponents per game reads them; other agents ignore them). Agents see only the
-observation: never the engine state.
+and the experiments. The table that plays them (``smoor_env.table``) adds
+``"games"`` (B,) int64, the rows' games in its batch, and ``"seats"`` (B,) the seats
+to act (a league that draws its opponents per game reads them; other agents ignore
+them). Agents see only the observation: never the engine state.
 
 An agent that reads only the action mask may also offer ``act_packed(words,
 rng)``: the same actions (for the same ``rng``) from the mask packed into bits
@@ -61,21 +61,6 @@ def make_agent(name: str | Agent, **options: Any) -> Agent:
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
     return _REGISTRY[name](**options)
-
-
-def offers_packed(agent: Agent) -> bool:
-    """Whether ``agent.act_packed`` may stand in for ``agent.act``: the agent reads only
-    the mask, has ``act_packed``, and its ``act`` is not overridden below the class that
-    defines ``act_packed`` (a subclass of ``RandomAgent`` with its own ``act`` must be
-    asked through ``act``)."""
-    if agent.uses_observation or not hasattr(agent, "act_packed"):
-        return False
-    mro = type(agent).__mro__
-
-    def owner(name: str) -> type:
-        return next((c for c in mro if name in vars(c)), type(agent))
-
-    return issubclass(owner("act_packed"), owner("act"))
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:

@@ -43,8 +43,8 @@ import numpy as np
 
 from agents.base import check_mask, pack_mask, register
 from smoor_env import cards as C
-from smoor_env.engine import trick_strength_table
 from smoor_env.observation import decode
+from smoor_env.play import trick_strength_table
 from smoor_env.state import Phase
 
 _SUIT = C.SUIT_MASKS  # (4,) uint64

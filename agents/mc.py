@@ -60,9 +60,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import check_mask, pack_mask, register
-from agents.greedy import greedy_pass
 from agents.rollout import RolloutPolicy, greedy_moves
-from agents.search import Playouts, build_worlds, knowledge, rollout_rules, rules_of
+from agents.search import Playouts, build_worlds, knowledge, pass_card, rollout_rules, rules_of
 from smoor_env import cards as C
 from smoor_env.observation import SLICES, decode
 from smoor_env.rules import Rules
@@ -133,7 +132,8 @@ class MCAgent:
         phase = view["phase"]
         passing = np.flatnonzero(choice & (phase == Phase.PASS))
         if len(passing):
-            actions[passing] = greedy_pass(pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
+            actions[passing] = pass_card(view["hand"][passing],
+                                         pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
         search = np.flatnonzero(choice & (phase != Phase.PASS))
         if len(search):
             keys = np.ascontiguousarray(obs[search][:, SLICES["num_players"].start:])

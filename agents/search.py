@@ -236,3 +236,44 @@ class Playouts:
         scorer = engine if not rules.cupids_arrow else self.engine(rules, 1)
         points = scorer.round_score(st.won, st.dead, st.bids, st.cursed_suit)[:, 0]
         return -points.astype(np.float64) if rules.is_hearts else points.astype(np.float64)
+
+
+_RANKS = np.arange(52) % 13  # (52,) 0 = two .. 12 = ace
+_SUIT_OF = np.arange(52) // 13  # (52,)
+_QS = C.QUEEN_OF_SPADES
+
+
+def pass_card(hand: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """(N,) int64 the card to pass next in Hearts, by a hand-aware heuristic of the kind
+    strong players use (the search agents' passing; ``greedy`` passes by a fixed order).
+
+    Args:
+        hand: (N,) uint64 the hand as dealt (cards already chosen to pass included).
+        legal: (N,) uint64 the cards still to choose from.
+
+    Scores, highest passed first: ``QS`` unless guarded by four other spades;
+    ``AS``/``KS`` without ``QS`` unless guarded by four lower spades; the cards of a
+    short club or diamond suit (three or fewer: passing them makes a void, to
+    discard penalty cards on); high hearts; then high cards. Low spades are kept
+    (they guard against ``QS``).
+    """
+    cards = C.mask_to_bool(hand)  # (N, 52)
+    spades = np.bitwise_count(hand & C.SUIT_MASKS[3]).astype(np.int64)  # (N,)
+    low_spades = np.bitwise_count(hand & C.SUIT_MASKS[3] & np.uint64((1 << 49) - 1)).astype(
+        np.int64)  # spades below QS
+    has_queen = (hand & np.uint64(1 << _QS)) != 0
+    lengths = np.bitwise_count(hand[:, None] & C.SUIT_MASKS[None, :]).astype(np.int64)
+    score = _RANKS[None, :].astype(np.float64).repeat(len(hand), 0)  # high cards first
+    score[:, _SUIT_OF == C.HEARTS] += 8 + _RANKS[_SUIT_OF == C.HEARTS] * 0.5
+    short = (lengths[:, :2] <= 3)  # (N, 2) clubs, diamonds short enough to void
+    for suit in range(2):
+        score[:, suit == _SUIT_OF] += np.where(short[:, suit], 20 - 3 * lengths[:, suit], 0)[
+            :, None]
+    score[:, (_SUIT_OF == 3) & (_RANKS < 10)] -= 10  # low spades guard the queen
+    guarded = spades - 1 >= 4
+    score[:, _QS] = np.where(has_queen & ~guarded, 100, -5)
+    top = np.isin(np.arange(52), C.parse_cards("KS AS"))
+    unsafe = ~has_queen & (low_spades < 4)
+    score[:, top] = np.where(unsafe, 90, 5)[:, None] + _RANKS[top][None, :]
+    held = C.mask_to_bool(legal) & cards
+    return np.argmax(np.where(held, score, -np.inf), axis=1)

@@ -28,11 +28,11 @@ from typing import Any
 
 import gymnasium as gym
 import torch
+import tyro
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
-from experiments.cli import parse_args
 from smoor_env.sb3 import make_sb3_vec_env
 
 
@@ -104,7 +104,7 @@ def measure(env: VecEnv, steps: int, args: Args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", category=UserWarning)
     env_id = f"smoor_env/{args.game}-v0"

@@ -40,12 +40,13 @@ from typing import Any
 
 import numpy as np
 import torch
+import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
 from agents import make_agent
+from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
-from experiments.cli import parse_args
 from experiments.win_rates import parse_agent
 from smoor_env import Rules
 from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv
@@ -264,7 +265,8 @@ def evaluate(policy, rules: Rules, args: Args, episodes: int,
     Every call plays the same deals (``seed``).
     """
     env = SmoorVectorEnv(episodes, rules=rules, learner_seat=args.learner_seat,
-                         opponents=opponent_list(args.eval_opponents, rules.num_players),
+                         opponents=resolve_opponents(opponent_list(args.eval_opponents,
+                                                                   rules.num_players)),
                          reward_mode="round")
     obs, info = env.reset(seed=seed)
     returns = np.zeros(episodes)
@@ -631,7 +633,7 @@ def train(args: Args) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads or 1))
     train(args)
 

@@ -23,7 +23,7 @@ Rewards: at the end of every round each seat receives its round points
 (Smoorverliefd; with partners the team's) or minus its penalty points (Hearts).
 ``reward_mode="trick"`` gives a denser signal: after every trick each seat
 receives the change of its provisional round score (see
-``observation.provisional_points``), and the rest at the end of the round, so
+``scoring.provisional_points``), and the rest at the end of the round, so
 a round's rewards add up to the same total.
 
 Illegal actions: ``raw_env`` raises ``ValueError`` naming the action and the

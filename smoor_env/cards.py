@@ -23,6 +23,9 @@ SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
 RANKS = "23456789TJQKA"
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+#: Card ids the rules name.
+TWO_OF_CLUBS, ACE_OF_HEARTS = 0, 38
+QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES = 49, 50, 51
 
 #: (4,) uint64: the 13 cards of each suit.
 SUIT_MASKS = np.array([((1 << 13) - 1) << (13 * s) for s in range(4)], dtype=np.uint64)

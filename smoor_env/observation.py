@@ -64,8 +64,11 @@ from typing import Any
 import numpy as np
 
 from smoor_env import cards as C
+from smoor_env import deal
 from smoor_env.engine import Engine
-from smoor_env.rules import Rules
+from smoor_env.play import breaks_hearts, hearts_breakers
+from smoor_env.rules import Rules, turn_order
+from smoor_env.scoring import provisional_points, score_scale
 from smoor_env.state import Phase, State
 
 MAX_SEATS = 5
@@ -193,36 +196,6 @@ def _card_sets(cards: np.ndarray) -> np.ndarray:
     return np.bitwise_or.reduce(bits, axis=-1)
 
 
-def _one_hot(index: np.ndarray, size: int) -> np.ndarray:
-    """(...,) ints (negative = none) -> (..., size) float32 one-hot."""
-    out = np.zeros((*index.shape, size), np.float32)
-    valid = (index >= 0) & (index < size)
-    np.put_along_axis(out, np.where(valid, index, 0)[..., None].astype(np.int64),
-                      valid[..., None].astype(np.float32), axis=-1)
-    return out
-
-
-def score_scale(engine: Engine) -> float:
-    """The full round total that scales points: 17/34 base, 104/208 pips, 26 Hearts."""
-    rules = engine.rules
-    if rules.is_hearts:
-        return 26.0
-    hearts = 104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points
-    return float(2 * hearts)
-
-
-def provisional_points(engine: Engine, state: State | _Rows | None = None) -> np.ndarray:
-    """(B, P) int32 round points as if the round ended now (Hearts: minus penalty points).
-
-    The dead pile is taken as empty, so a sweep (or the moon) only counts once all
-    13 hearts are won: the value never depends on hidden cards. At the end of a
-    round, use ``state.round_points`` instead (the real score).
-    """
-    st = engine.state if state is None else state
-    points = engine.round_score(st.won, np.zeros_like(st.dead), st.bids, st.cursed_suit)
-    return -points if engine.rules.is_hearts else points
-
-
 def _bits(masks: np.ndarray) -> np.ndarray:
     """uint64 bitmasks of shape S -> uint8 0/1 array S + (52,) (bit c = card id c)."""
     m = np.ascontiguousarray(masks, dtype=np.uint64)
@@ -271,7 +244,7 @@ def observe(engine: Engine, seats: np.ndarray | int,
                          f"{seat.shape}")
     seat = np.broadcast_to(_indices("seats", seat.reshape(-1), p), (b,))
     rows = np.arange(b)
-    by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (n, P) index: relative k
+    by_rel = (rows[:, None], turn_order(seat, p))  # (n, P) index: relative seat k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
     if out is None:
         out = np.zeros((b, OBSERVATION_SIZE), np.float32)
@@ -292,11 +265,10 @@ def observe(engine: Engine, seats: np.ndarray | int,
     leader = sub.trick_leader[rows, current]  # (n,) absolute seat, -1 before the lead
     v["trick_leader"][rows, (leader - seat) % p] = (sub.trick_size > 0) & (leader >= 0)
     # Cards played: what each seat held when play began, less what it holds now.
-    offset = pass_offsets(engine, sub.round_number)  # (n,) 0 = no pass this round
+    offset = rules.pass_offset(sub.round_number)  # (n,) 0 = no pass this round
     passes = _card_sets(sub.passes)  # (n, P) cards each seat chose to pass
     exchanged = (offset > 0) & (sub.phase != Phase.PASS)  # (n,) the cards changed hands
-    giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (n, P) who passes to each seat
-    received = passes[rows[:, None], giver]  # (n, P)
+    received = deal.received(passes, offset)  # (n, P)
     at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
     _put_bits(v["played"][:, :p], (at_start & ~sub.hands)[by_rel])
     _put_bits(v["won"][:, :p], sub.won[by_rel])
@@ -306,8 +278,8 @@ def observe(engine: Engine, seats: np.ndarray | int,
     elif len(shown):
         v["voids"][shown, :p] = _voids(_Rows(sub, shown), rules)[np.arange(len(shown))[:, None],
                                                          by_rel[1][shown]]
-    scale = score_scale(engine)
-    v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
+    scale = score_scale(rules)
+    v["round_points"][:, :p] = provisional_points(rules, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale
     v["totals"][:, :p] = sub.totals[by_rel] / target
     bids = sub.bids[by_rel]  # (n, P)
@@ -395,7 +367,7 @@ class ObservationTracker:
         # relative seats are the same in every row: see _relative), else None.
         one_seat = m and bool((self.seats == self.seats[0]).all())
         self._relative_of = (np.arange(p) - self.seats[0]) % p if one_seat else None
-        self._scale = score_scale(engine)
+        self._scale = score_scale(engine.rules)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
 
@@ -490,7 +462,7 @@ class ObservationTracker:
         lead = size[g] == 0  # (n,) the card led the trick
         np.copyto(where[:, 3], at + (_AT["trick_leader"] + rel), where=lead)
         np.copyto(where[:, 3], played_at, where=~lead)
-        void = (led >= 0) & (card // 13 != led)  # (n,) it did not follow the led suit
+        void = shows_void(card, led)  # (n,) it did not follow the led suit
         np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
         np.copyto(where[:, 4], played_at, where=~void)
         values = np.ones(where.shape, np.float32)  # (n, 5)
@@ -532,14 +504,14 @@ class ObservationTracker:
             self.refresh()
             return st
         card = int(np.asarray(actions)[0])
-        void = led >= 0 and card // 13 != led
+        void = shows_void(card, led)
         inferred = int(_inferred_voids(np.array([card]), np.array([led]), np.array([trick]),
                                        np.array([broken]))[0]) if engine.rules.is_hearts else 0
         done = int(st.trick_index[0]) != trick
         if done:
             cards = st.trick_cards[0, trick].tolist()  # (P,) card by absolute seat
             winner, leader = int(st.trick_winner[0, trick]), int(st.trick_leader[0, trick])
-            points = (provisional_points(engine)[0] / self._scale).tolist()  # (P,)
+            points = (provisional_points(engine.rules, st)[0] / self._scale).tolist()  # (P,)
             tricks_done = st.trick_index[0] / engine.rules.num_tricks
         for row, observer in enumerate(self.seats.tolist()):  # the seats observing (<= 5)
             o = self._out[row]  # (OBSERVATION_SIZE,) view
@@ -582,7 +554,7 @@ class ObservationTracker:
         cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
         winner = self._relative(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
         leader = self._relative(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
-        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
+        points = provisional_points(rules, _Rows(st, g))  # (n, P) int32 absolute seats
         where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
         values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
         np.add(at, leader + _AT["trick_leader"], out=where[:, 0])
@@ -627,11 +599,11 @@ _AT = {name: s.start for name, s in SLICES.items()}  # first column of each bloc
 _PLAY = np.int8(Phase.PLAY)
 
 
-def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
-    """(B,) int64 seat offset of the Hearts pass in each game's round (0 = no pass)."""
-    rules = engine.rules
-    cycle = np.array([rules.pass_offset(r) for r in range(1, 5)])  # period 2 or 4
-    return cycle[(round_number.astype(np.int64) - 1) % 4]
+def shows_void(card: int | np.ndarray, led: int | np.ndarray) -> bool | np.ndarray:
+    """Whether playing ``card`` to a trick whose led suit is ``led`` (-1: none yet; card
+    -1: none) shows the player lacks the led suit: a card of another suit. Ints or
+    arrays (broadcast)."""
+    return (card >= 0) & (led >= 0) & (card // C.CARDS_PER_SUIT != led)
 
 
 # Hearts' inferences, as bits of the suits (C D H S = bits 0..3) a seat is shown to lack.
@@ -655,7 +627,7 @@ def _voids(st: State | _Rows, rules: Rules) -> np.ndarray:
     led = np.concatenate([np.where(completed, lead_card // 13, -1), st.led_suit[:, None]],
                          axis=1).astype(np.int8)  # (B, T+1) led suit; the trick in progress last
     cards = np.concatenate([st.trick_cards, st.current_trick[:, None, :]], axis=1)  # (B,T+1,P)
-    missed = (cards >= 0) & (cards // 13 != led[:, :, None])  # (B, T+1, P) did not follow
+    missed = shows_void(cards, led[:, :, None])  # (B, T+1, P) did not follow
     # Bit s set: a card was played off the led suit s; OR over the tricks, then unpack.
     led_bit = np.where(led >= 0, np.uint8(1) << np.maximum(led, 0).astype(np.uint8),
                        np.uint8(0))  # (B, T+1) uint8
@@ -675,7 +647,7 @@ def _inferred_voids(card: np.ndarray, led: np.ndarray, trick: np.ndarray,
     hearts ``broken`` before the card (see ``_voids``)."""
     heart = card // 13 == C.HEARTS
     queen = card == C.QUEEN_OF_SPADES
-    first_off = (trick == 0) & (led >= 0) & (card // 13 != led) & (heart | queen)
+    first_off = (trick == 0) & shows_void(card, led) & (heart | queen)
     return (np.where((led < 0) & heart & ~broken, _LED_UNBROKEN_HEART, 0)
             | np.where(first_off, _POINTS_ON_FIRST_TRICK, 0)
             | np.where(first_off & queen, _SPADES, 0)).astype(np.uint8)
@@ -686,8 +658,7 @@ def _hearts_inferences(st: State | _Rows, rules: Rules, cards: np.ndarray,
     """(B, P) uint8 void bits of Hearts' two inferences (see ``_voids``), from the tricks
     ``cards`` (B, T+1, P) (the trick in progress last) and ``missed`` (did not follow)."""
     b, t = cards.shape[0], cards.shape[1] - 1
-    breaking = (cards // 13 == C.HEARTS) | ((cards == C.QUEEN_OF_SPADES)
-                                            & rules.queen_breaks_hearts)  # (B, T+1, P)
+    breaking = breaks_hearts(hearts_breakers(rules), cards)  # (B, T+1, P); -1 (none): 2C
     broke = breaking.any(axis=2)  # (B, T+1) a card of that trick broke hearts
     # The trick in progress is at index T here, but after trick_index completed tricks.
     index = np.minimum(st.trick_index.astype(np.int64), t)  # (B,)

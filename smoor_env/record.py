@@ -26,7 +26,7 @@ import numpy as np
 
 from smoor_env import cards as C
 from smoor_env.engine import Engine
-from smoor_env.rules import Rules
+from smoor_env.rules import Rules, turn_order
 from smoor_env.state import BID_OFFSET, CURSE_OFFSET
 
 RECORD_KEYS = ("rules", "seed", "round", "dealer", "hands", "dead", "passes", "bids",
@@ -51,7 +51,7 @@ def round_record(engine: Engine, game: int, seed: int | None) -> dict:
     fin = {name: value[game] for name, value in st.finished.items()}
     p = rules.num_players
     dealer = int(fin["dealer"])
-    order = [(dealer + 1 + k) % p for k in range(p)]  # clockwise from the dealer's left
+    order = turn_order(dealer + 1, p).tolist()  # clockwise from the dealer's left
     actions: list[list[int]] = []
     passes = fin["passes"]  # (P, 3)
     passed = bool((passes >= 0).any())
@@ -64,9 +64,7 @@ def round_record(engine: Engine, game: int, seed: int | None) -> dict:
     if rules.bidding:
         actions += [[seat, BID_OFFSET + int(bids[seat])] for seat in order]
     for leader, cards in zip(fin["trick_leader"], fin["trick_cards"], strict=True):
-        for k in range(p):
-            seat = (int(leader) + k) % p
-            actions.append([seat, int(cards[seat])])
+        actions += [[seat, int(cards[seat])] for seat in turn_order(int(leader), p).tolist()]
     return {
         "rules": rules.to_dict(),
         "seed": seed,

@@ -17,7 +17,8 @@ import numpy as np
 
 from smoor_env import cards as C
 from smoor_env.engine import Engine
-from smoor_env.observation import provisional_points
+from smoor_env.rules import turn_order
+from smoor_env.scoring import provisional_points
 from smoor_env.state import Phase
 
 #: Suits in display order (spades first, as players sort their hands).
@@ -54,8 +55,7 @@ class TableView:
 def _trick_in_order(cards: np.ndarray, leader: int) -> list[tuple[int, int]]:
     """(seat, card) pairs of a trick (``cards`` (P,) int8, -1 = not played) from the leader."""
     p = len(cards)
-    seats = [(leader + k) % p for k in range(p)]
-    return [(s, int(cards[s])) for s in seats if cards[s] >= 0]
+    return [(s, int(cards[s])) for s in turn_order(leader, p).tolist() if cards[s] >= 0]
 
 
 def table_view(engine: Engine, game: int = 0, observer: int | None = None,
@@ -101,7 +101,7 @@ def table_view(engine: Engine, game: int = 0, observer: int | None = None,
         fin = st.finished
         last = _trick_in_order(fin["trick_cards"][g, -1], int(fin["trick_leader"][g, -1]))
         winner = int(fin["trick_winner"][g, -1])
-    points = provisional_points(engine)[g]
+    points = provisional_points(rules, st)[g]
     cursed = int(st.cursed_suit[g])
     return TableView(
         title=title, names=names, seat_to_act=seat_to_act, phase=phase, observer=observer,

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
+from agents.environments import make_env
 from agents.search import build_worlds, knowledge, rules_of, sample_hidden
 from smoor_env import Engine, Phase, Rules, raw_env
 from smoor_env import cards as C
-from smoor_env.gym_env import SmoorEnv
-from smoor_env.observation import decode, observe, pass_offsets, split_observation
+from smoor_env.observation import decode, observe, split_observation
 
 RULE_SETS = {
     "smoor-3": Rules(num_players=3, target_score=None),
@@ -122,7 +122,7 @@ def test_mc_with_explicit_rules_and_time_budget_plays_legally():
 def test_whole_matches_through_the_gymnasium_env(rules):
     opponents = ["greedy", small_mc(), "random", "mc"][: rules.num_players - 1]
     opponents[-1] = small_mc(rollout="greedy") if opponents[-1] == "mc" else opponents[-1]
-    env = SmoorEnv(rules=rules, learner_seat=1, opponents=opponents, illegal_action="raise")
+    env = make_env(rules=rules, learner_seat=1, opponents=opponents, illegal_action="raise")
     learner = small_mc()
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=4)
@@ -198,7 +198,7 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
                 for s in range(4):
                     if voids[k, s]:
                         assert int(h[k]) & int(C.SUIT_MASKS[s]) == 0
-            offset = int(pass_offsets(one, true.round_number)[0])
+            offset = int(one.rules.pass_offset(true.round_number)[0])
             if offset:  # the cards I passed are with the receiver unless played
                 mine = int(np.bitwise_or.reduce(
                     [1 << int(c) for c in true.passes[0, seat] if c >= 0]))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from test_engine_rules import SUIT_PER_SEAT
 
+from agents.environments import make_env
 from smoor_env import Engine, Rules, parse_cards, raw_env
-from smoor_env.gym_env import SmoorEnv
 from smoor_env.render import render_rgb, render_svg, render_text, table_view
 
 GOLD = np.array([0xF2, 0xB7, 0x05])  # the outline of legal cards
@@ -71,7 +71,7 @@ def test_rgb_frames_of_the_aec_env_follow_the_game():
 
 def test_rgb_frames_of_the_gym_env_for_video_recording():
     env = gymnasium.wrappers.RenderCollection(
-        SmoorEnv(Rules(target_score=None), opponents="greedy", render_mode="rgb_array"))
+        make_env(rules=Rules(target_score=None), opponents="greedy", render_mode="rgb_array"))
     _, info = env.reset(seed=1)
     done = False
     while not done:
@@ -85,7 +85,7 @@ def test_rgb_frames_of_the_gym_env_for_video_recording():
 def test_record_video_writes_a_file(tmp_path):
     pytest.importorskip("moviepy")
     env = gymnasium.wrappers.RecordVideo(
-        SmoorEnv(Rules(target_score=None), render_mode="rgb_array"), str(tmp_path),
+        make_env(rules=Rules(target_score=None), render_mode="rgb_array"), str(tmp_path),
         episode_trigger=lambda episode: True)
     _, info = env.reset(seed=1)
     done = False

@@ -15,8 +15,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
+from agents.environments import make_vector_env  # noqa: E402
 from smoor_env import Engine, Rules  # noqa: E402
-from smoor_env.gym_env import SmoorVectorEnv  # noqa: E402
 from smoor_env.observation import observe  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -85,7 +85,7 @@ def test_train_ppo_league_players_imitation_seeds_smoke(tmp_path: Path) -> None:
     checkpoint = tmp_path / "multi.pt"
     _train(tmp_path, "--total-timesteps", "768", "--num-players", "3", "4", "5", "--opponents",
            "random", "mc:worlds=4", "self", "--imitate", "greedy", "--imitate-decisions",
-           "200", "--imitate-epochs", "2", "--seeds", "0", "1", "--track", "true",
+           "200", "--imitate-epochs", "2", "--seeds", "0", "1", "--track",
            "--checkpoint", str(checkpoint))
     for seed in (0, 1):
         run = tmp_path / "runs" / f"ppo__smoorverliefd_345p__seed{seed}"
@@ -118,7 +118,7 @@ def test_league_draws_opponents_per_episode() -> None:
     members = [Constant(), Constant()]
     league = League(members, 64, 4, np.random.default_rng(0))
     assert league.assignment.shape == (64, 4) and set(np.unique(league.assignment)) == {0, 1}
-    env = SmoorVectorEnv(64, num_players=4, target_score=None, opponents=league)
+    env = make_vector_env(64, num_players=4, target_score=None, opponents=league)
     _, info = env.reset(seed=0)
     before = league.assignment.copy()
     for _ in range(20):
@@ -145,7 +145,7 @@ def test_shipped_checkpoint_plays_legal_moves() -> None:
 
 def vector_env_points(agent, opponents: str, games: int, seed: int) -> np.ndarray:
     """(games,) points of ``agent`` in seat 0 of single 4-player rounds on the vector env."""
-    env = SmoorVectorEnv(games, num_players=4, target_score=None, opponents=opponents,
+    env = make_vector_env(games, num_players=4, target_score=None, opponents=opponents,
                          reward_mode="round")
     obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)

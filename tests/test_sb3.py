@@ -13,8 +13,9 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
+from agents.environments import make_vector_env  # noqa: E402
 from smoor_env import Rules  # noqa: E402
-from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv  # noqa: E402
+from smoor_env.gym_env import RESTART_ACTION  # noqa: E402
 from smoor_env.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
 
 ENV_ID = "smoor_env/Smoorverliefd-v0"
@@ -32,10 +33,7 @@ def test_conventions_step_by_step_against_the_vector_env(env_id):
     restarts it on its next step. Everything else must be equal."""
     options = {"num_players": 4, "target_score": None, "opponents": "random"}
     adapter = make_sb3_vec_env(env_id, 8, monitor=False, **options)
-    reference = SmoorVectorEnv(8, rules=Rules(game=env_id.split("/")[1][:-3].lower(),
-                                              **{k: v for k, v in options.items()
-                                                 if k != "opponents"}),
-                               opponents="random")
+    reference = make_vector_env(8, game=env_id.split("/")[1][:-3].lower(), **options)
     assert isinstance(adapter, SB3VecEnv) and isinstance(adapter, VecEnv)
     adapter.seed(5)
     obs = adapter.reset()
