@@ -76,7 +76,7 @@ def test_illegal_action_ends_the_episode_or_raises():
     obs, reward, terminated, _, info = env.step(illegal)
     assert terminated and reward == -1.0 and info["illegal_action"]
     assert np.array_equal(before.hands, env.engine.state.hands)
-    with pytest.raises(ValueError, match="call reset"):
+    with pytest.raises(RuntimeError, match="call reset"):
         env.step(0)
     strict = SmoorEnv(target_score=None, illegal_action="raise")
     strict.reset(seed=0)
