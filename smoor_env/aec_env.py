@@ -69,7 +69,6 @@ from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
 
-
 # Attributes that exist only once a match has started (PettingZoo's per-episode state).
 _EPISODE_ATTRIBUTES = frozenset({"agent_selection", "rewards", "terminations", "truncations",
                                  "infos", "_cumulative_rewards"})

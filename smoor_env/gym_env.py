@@ -39,12 +39,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from smoor_env.checks import check_action, check_count, check_seed, is_int, reset_options
-
 from smoor_env.engine import Engine
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observe
 from smoor_env.render import render_text
