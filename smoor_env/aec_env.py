@@ -110,6 +110,24 @@ class _CheckedCalls(wrappers.BaseWrapper):
         self.unwrapped._require_reset("state")
         return super().state()
 
+    def last(self, observe: bool = True) -> tuple:
+        self.unwrapped._require_reset("last")
+        return super().last(observe)
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        self.unwrapped._require_reset("agent_iter")
+        return super().agent_iter(max_iter)
+
+    def render(self) -> str | None:
+        self.unwrapped._require_reset("render")
+        return super().render()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _EPISODE_ATTRIBUTES and not self.unwrapped._started:
+            raise NotResetError(f"{name} does not exist before the first reset(); call "
+                                f"reset() first")
+        return super().__getattr__(name)
+
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     """One match of the given ``Rules``; see the module docstring."""
