@@ -226,7 +226,7 @@ def test_vector_bad_num_envs(num_envs, error):
 
 def test_vector_illegal_action_raises_before_any_autoreset():
     """illegal_action="raise": a game that just ended must not restart before the raise."""
-    vector = SmoorVectorEnv(num_envs=4, target_score=40, max_rounds=3, illegal_action="raise")
+    vector = SmoorVectorEnv(num_envs=4, target_score=20, max_rounds=5, illegal_action="raise")
     _, info = vector.reset(seed=0)
     while not vector._needs_reset.any():
         _, _, _, _, info = vector.step(np.argmax(info["action_mask"], axis=1))
