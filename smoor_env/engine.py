@@ -371,9 +371,9 @@ class Engine:
         """Start new matches: all B games, or only ``games`` (the others go on untouched).
 
         Args:
-            seed: the seed of the batch. Game ``i`` is determined by (rules, seed,
-                ``game_ids[i]``) alone, whatever the batch size.
-            game_ids: (n,) ints naming each started game's random stream; default
+            seed: the seed of the batch, an int in 0..2**64 - 1. Game ``i`` is
+                determined by (rules, seed, ``game_ids[i]``) alone, whatever the batch size.
+            game_ids: (n,) ints in 0..2**64 - 1 naming each started game's random stream; default
                 ``0..B-1`` (or ``games``). ``reset(seed, game_ids=[7])`` replays game 7
                 of a larger batch alone.
             dealers: (n,) first dealer of each game; default drawn uniformly from the
@@ -387,7 +387,13 @@ class Engine:
                 An empty list starts none and changes nothing.
             round_number: (n,) number of the first round (default 1), to replay a later
                 round of a match (Cupid's Arrow and Hearts passing depend on it).
-            totals: (n, P) match totals before the first round (default 0).
+            totals: (n, P) match totals before the first round (default 0), each within
+                ``rules.TOTALS_BOUND`` (1_000_000_000) in magnitude.
+
+        Raises:
+            TypeError: a seed that is not an int.
+            ValueError: any value of the wrong type, shape or range (naming it); nothing
+                has changed then.
 
         Returns:
             The state (also ``self.state``). A reset of every game refills the State

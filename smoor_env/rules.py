@@ -44,6 +44,10 @@ _PASS_CYCLES = {3: (1, 2), 4: (1, 3, 2, 0), 5: (1, 4, 2, 0)}
 class Rules:
     """Immutable configuration of a Smoorverliefd or Hearts match.
 
+    Numeric options lie in ``OPTION_BOUNDS`` (target_score 1..1_000_000_000 or None,
+    max_rounds 1..10_000, points 0..10_000; see "Bounds" in ``docs/rules.md``), which
+    keeps int32 totals exact; anything else is a ``ValueError`` naming the range.
+
     Attributes:
         game: ``"smoorverliefd"`` (collect hearts) or ``"hearts"`` (avoid them).
         num_players: 3, 4 or 5 seats, numbered clockwise.
