@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from env_snapshots import snapshot
+from gymnasium.utils import seeding
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -115,6 +116,14 @@ TARGETS = {
 def _fuzz(target_name: str, data, calls: int) -> None:
     make, next_call = TARGETS[target_name]
     target = make(data.draw(st.sampled_from(RULES)))
+    # Hypothesis replays examples: the generators an environment makes unseeded are
+    # seeded here, so that a reset without a seed draws the same each time.
+    unwrapped = getattr(target, "unwrapped", target)
+    if hasattr(unwrapped, "_rng"):
+        unwrapped._rng = np.random.default_rng(0)
+    if hasattr(unwrapped, "_match"):
+        unwrapped._match.rng = np.random.default_rng(0)
+        unwrapped._np_random, unwrapped._np_random_seed = seeding.np_random(0)
     for _ in range(calls):
         call = next_call(target, data)
         before = snapshot(target)
