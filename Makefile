@@ -16,7 +16,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: venv test test-all lint benchmark clean
+.PHONY: venv test test-all lint benchmark screenshots clean
 
 venv: $(STAMP)
 
@@ -33,14 +33,24 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "==> $(VENV) ready"
 
-test: $(STAMP)
+# The replay viewer's browser test drives Debian's chromium (Playwright's own browser
+# download cannot reach its servers from the project's machines): installed only when absent.
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	@echo "==> installing Debian's chromium for the viewer's browser test"
+	$(SUDO) apt-get update -qq
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+test: $(STAMP) | $(CHROMIUM)
 	@echo "==> ruff check ."
 	$(BIN)/ruff check .
 	@echo "==> pytest"
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	@echo "==> make test: OK (ruff clean, all tests passed)"
 
-test-all: $(STAMP)
+test-all: $(STAMP) | $(CHROMIUM)
 	@echo "==> ruff check ."
 	$(BIN)/ruff check .
 	@echo "==> pytest --runslow"
@@ -58,6 +68,10 @@ benchmark: $(STAMP)
 	$(BIN)/python -m experiments.throughput --seconds 0.5
 	@echo "==> win-rate benchmark"
 	$(BIN)/python -m experiments.win_rates --workers 2 $(ARGS)
+
+# The README's pictures (docs/img/): smoor-play's terminal, the SVG table, smoor-view's page.
+screenshots: $(STAMP) | $(CHROMIUM)
+	$(BIN)/python -m experiments.screenshots
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -60,21 +60,6 @@ def make_agent(name: str | Agent, **options: Any) -> Agent:
     return _REGISTRY[name](**options)
 
 
-def offers_packed(agent: Agent) -> bool:
-    """Whether ``agent.act_packed`` may stand in for ``agent.act``: the agent reads only
-    the mask, has ``act_packed``, and its ``act`` is not overridden below the class that
-    defines ``act_packed`` (a subclass of ``RandomAgent`` with its own ``act`` must be
-    asked through ``act``)."""
-    if agent.uses_observation or not hasattr(agent, "act_packed"):
-        return False
-    mro = type(agent).__mro__
-
-    def owner(name: str) -> type:
-        return next((c for c in mro if name in vars(c)), type(agent))
-
-    return issubclass(owner("act_packed"), owner("act"))
-
-
 def pack_mask(mask: np.ndarray) -> np.ndarray:
     """(B, 2) uint64: a (B, 70) legal mask as bits, action a at bit a % 64 of word a // 64."""
     words = np.zeros((len(mask), 2), np.uint64)  # (B, 2): actions 0..63, 64..127

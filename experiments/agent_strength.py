@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import tyro
 
 from agents import make_agent
-from experiments.cli import parse_args
 from smoor_env import Engine, Rules
 from smoor_env.observation import observe
+from smoor_env.table import play_tables
 
 Z95 = 1.96  # normal quantile of the 95% two-sided interval
 
@@ -88,7 +89,9 @@ def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: 
     deal_of = np.repeat(np.arange(deals), rotations)
     rot_of = np.tile(np.arange(rotations), deals)
     points = np.zeros((total, p))
-    rngs = {name: np.random.default_rng([seed, i]) for i, name in enumerate(agents)}
+    rngs = [np.random.default_rng([seed, i]) for i in range(len(agents))]
+    index_of = {name: i for i, name in enumerate(agents)}  # name -> index in agents
+    lineup_index = np.array([index_of[name] for name in lineup])  # (P,)
     for start in range(0, total, batch):
         games = np.arange(start, min(start + batch, total))
         n = len(games)
@@ -96,25 +99,8 @@ def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: 
         engine.reset(seed, game_ids=deal_of[games])
         # position_of[g, seat] = line-up position sitting at that seat.
         position_of = (np.arange(p)[None, :] - rot_of[games][:, None]) % p
-        names = np.array(lineup)[position_of]  # (n, P) agent name at each seat
+        play_tables(engine, list(agents.values()), lineup_index[position_of], rngs)
         st = engine.state
-        while not st.match_over.all():
-            seat = st.current_player.astype(np.int64)
-            acting = names[np.arange(n), seat]
-            live = ~st.match_over
-            moves = np.zeros(n, np.int64)
-            mask = engine.legal_mask
-            obs = None
-            for name, agent in agents.items():
-                rows = np.flatnonzero(live & (acting == name))
-                if not len(rows):
-                    continue
-                if agent.uses_observation and obs is None:
-                    obs = observe(engine, seat)
-                sub = {"observation": obs[rows] if agent.uses_observation else None,
-                       "action_mask": mask[rows]}
-                moves[rows] = agent.act(sub, rngs[name])
-            engine.step(moves, active=live)
         by_position = np.take_along_axis(st.round_points, (np.arange(p)[None, :]
                                                            + rot_of[games][:, None]) % p, axis=1)
         points[games] = by_position
@@ -221,7 +207,7 @@ def _fmt_smoor(row: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     mc_options: dict = {"rollout": args.mc_rollout}
     if args.mc_worlds is not None:
         mc_options["worlds"] = args.mc_worlds

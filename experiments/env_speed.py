@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 import pettingzoo
+import tyro
 
-from experiments.cli import parse_args
+from agents import RandomAgent
 from smoor_env import Rules, env, raw_env
 from smoor_env.gym_env import SmoorVectorEnv
 
@@ -78,7 +79,7 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> dict:
 
 
 def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool) -> dict:
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), copy=copy)
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=RandomAgent(), copy=copy)
     rng = np.random.default_rng(seed)
     _, info = envs.reset(seed=seed)
     steps, in_step = 0, 0.0
@@ -100,7 +101,7 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     rows = []
     ours = aec_steps_per_second(lambda: env(rules=Rules()), args.seconds, args.seed)
     rows.append({"env": "smoor_env AEC (4-player Smoorverliefd)", **ours})

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import tyro
 
-from experiments.cli import parse_args
 from smoor_env import Engine, Rules
 
 
@@ -128,7 +128,7 @@ def run(args: Args) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     rows = run(args)
     base = [r for r in rows if r["rules"] == "Smoorverliefd" and r["players"] == 4]
     best = max(base, key=lambda r: r["rounds_per_s"]) if base else None

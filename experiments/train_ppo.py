@@ -29,11 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
+from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
-from experiments.cli import parse_args
 from smoor_env import Rules
 from smoor_env.gym_env import SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE
@@ -175,7 +176,7 @@ def opponent_list(names: list[str], players: int, self_agent=None) -> list:
         names = names * others
     if len(names) != others:
         raise ValueError(f"give one opponent or one per other seat ({others}), got {names}")
-    return [self_agent if n == "self" else n for n in names]
+    return resolve_opponents([self_agent if n == "self" else n for n in names])
 
 
 def evaluate(policy, rules: Rules, args: Args, opponents: list[str], episodes: int,
@@ -421,7 +422,7 @@ def train(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(Args, argv, description=__doc__.split("\n\n")[0])
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads or 1))
     train(args)
 

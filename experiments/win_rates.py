@@ -39,8 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from experiments.cli import parse_args
+import tyro
 
 
 @dataclass
@@ -123,7 +122,7 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict
     """Play deals ``chunk * args.chunk ..`` of one rule set and player count, every rotation."""
     from agents import make_agent
     from smoor_env import Engine
-    from smoor_env.observation import observe
+    from smoor_env.table import play_tables
 
     rules = rules_for(rule_set, players, args.matches)
     deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
@@ -143,22 +142,10 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict
     rng = np.random.default_rng([args.seed, stream, chunk])
     st = engine.state
     rows: list[dict] = []
-    all_games = np.arange(games)
-    while not st.match_over.all():
-        live = ~st.match_over
-        who = seat_agent[all_games, st.current_player]  # (G,) agent to act
-        obs = None
-        mask = engine.legal_mask
-        actions = np.zeros(games, np.int64)
-        for index, agent in enumerate(agents):
-            acting = np.flatnonzero(live & (who == index))
-            if len(acting):
-                if agent.uses_observation and obs is None:
-                    obs = observe(engine, st.current_player)
-                batch = {"observation": None if obs is None else obs[acting],
-                         "action_mask": mask[acting]}
-                actions[acting] = agent.act(batch, rng)
-        engine.step(actions)
+
+    def step(moves: np.ndarray, acting: np.ndarray) -> None:
+        """Step, then add a row per seat of every round that ended."""
+        engine.step(moves, active=acting)
         for g in np.flatnonzero(st.round_over):
             fin_round = int(st.finished["round_number"][g])
             for seat in seats:
@@ -170,6 +157,8 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict
                     "round_win": int(st.round_winners[g, seat]),
                     "match_win": int(st.winners[g, seat]) if st.match_over[g] else "",
                 })
+
+    play_tables(engine, agents, seat_agent, rng, step)
     return rows
 
 
@@ -426,7 +415,7 @@ def run(args: Args) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(parse_args(Args, argv, description=__doc__.split("\n\n")[0]))
+    run(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
 
 
 if __name__ == "__main__":

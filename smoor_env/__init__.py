@@ -18,14 +18,18 @@ __version__ = "0.1.0"
 
 
 def _register_gymnasium_ids() -> None:
-    """``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0`` (rules as keyword arguments)."""
+    """``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0`` (rules as keyword arguments).
+
+    The entry points are in ``agents.environments``: they turn opponent names into
+    agents (``agents.make_agent``) and build ``gym_env.SmoorEnv`` / ``SmoorVectorEnv``.
+    """
     import gymnasium
 
     for name, game in (("Smoorverliefd", "smoorverliefd"), ("Hearts", "hearts")):
         env_id = f"smoor_env/{name}-v0"
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="smoor_env.gym_env:SmoorEnv",
-                               vector_entry_point="smoor_env.gym_env:SmoorVectorEnv",
+            gymnasium.register(id=env_id, entry_point="agents.environments:make_env",
+                               vector_entry_point="agents.environments:make_vector_env",
                                kwargs={"game": game})
 
 

@@ -23,7 +23,7 @@ Rewards: at the end of every round each seat receives its round points
 (Smoorverliefd; with partners the team's) or minus its penalty points (Hearts).
 ``reward_mode="trick"`` gives a denser signal: after every trick each seat
 receives the change of its provisional round score (see
-``observation.provisional_points``), and the rest at the end of the round, so
+``scoring.provisional_points``), and the rest at the end of the round, so
 a round's rewards add up to the same total.
 
 Illegal actions: ``raw_env`` raises ``ValueError`` naming the action and the
@@ -64,7 +64,7 @@ from smoor_env.observation import (
     full_state,
 )
 from smoor_env.record import round_record
-from smoor_env.render import render_text
+from smoor_env.render import render_rgb, render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
@@ -132,7 +132,7 @@ class _CheckedCalls(wrappers.BaseWrapper):
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     """One match of the given ``Rules``; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "smoorverliefd_v0",
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "smoorverliefd_v0",
                 "is_parallelizable": False, "render_fps": 1}
 
     def __init__(self, rules: Rules | None = None, render_mode: str | None = None,
@@ -279,10 +279,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _agent_to_act(self) -> str:
         return self.possible_agents[int(self.engine.state.current_player[0])]
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the table as text (the hand of the seat to act); ``"rgb_array"``:
+        (500, 800, 3) uint8 picture with every hand, seat 0 at the bottom; ``"human"``:
+        prints the text."""
         if self.render_mode is None:
             return None
         self._require_reset("render")
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.engine, 0, observer=0, show_all_hands=True)
         text = render_text(self.engine, 0)
         if self.render_mode == "human":
             print(text + "\n")

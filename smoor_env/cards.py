@@ -23,10 +23,17 @@ SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
 RANKS = "23456789TJQKA"
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+#: Card ids the rules name.
+TWO_OF_CLUBS, ACE_OF_HEARTS = 0, 38
+QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES = 49, 50, 51
 
 #: (4,) uint64: the 13 cards of each suit.
 SUIT_MASKS = np.array([((1 << 13) - 1) << (13 * s) for s in range(4)], dtype=np.uint64)
 HEART_MASK = int(SUIT_MASKS[HEARTS])
+#: Card ids the rules name.
+QUEEN_OF_SPADES = 49
+#: uint64: every card (bits 0..51).
+DECK_MASK = np.uint64((1 << NUM_CARDS) - 1)
 #: (52,) uint64: ``1 << card``.
 CARD_BITS = np.left_shift(np.uint64(1), np.arange(NUM_CARDS, dtype=np.uint64))
 
@@ -103,3 +110,19 @@ def bool_to_mask(flags: np.ndarray) -> np.ndarray:
     f = np.asarray(flags, dtype=bool)
     weights = np.left_shift(np.uint64(1), np.arange(f.shape[-1], dtype=np.uint64))
     return (f.astype(np.uint64) * weights).sum(axis=-1, dtype=np.uint64)
+
+
+def highest_card(sets: np.ndarray) -> np.ndarray:
+    """(...) int64 highest card id in each uint64 card set (-1 where empty).
+
+    Card sets use bits 0..51, so the conversion to float64 is exact and the float's
+    binary exponent is the highest set bit (no loop over bits).
+    """
+    exponent = np.asarray(sets, np.uint64).astype(np.float64).view(np.int64) >> 52
+    return np.maximum(exponent - 1023, -1)
+
+
+def lowest_card(sets: np.ndarray) -> np.ndarray:
+    """(...) int64 lowest card id in each uint64 card set (-1 where empty)."""
+    sets = np.asarray(sets, np.uint64)
+    return highest_card(sets & (~sets + np.uint64(1)))  # x & -x keeps the lowest bit

@@ -2,7 +2,11 @@
 
 * ``SmoorEnv`` (``gymnasium.make("smoor_env/Smoorverliefd-v0")`` or
   ``"smoor_env/Hearts-v0"``): one match; the learner plays ``learner_seat`` and
-  the other seats are played by opponent agents (``agents``; random by default).
+  the other seats are played by opponent agents (objects with the agent
+  protocol, played by ``smoor_env.table.Table``). ``gymnasium.make`` also takes
+  agent names (``opponents="greedy"``, random by default): its entry points,
+  ``agents.environments``, resolve them with ``agents.make_agent``, so that this
+  library does not depend on the baseline agents built on it.
   The rules are keyword arguments (``gymnasium.make(..., num_players=3,
   bidding=True)``). ``action_masks()`` returns the legal mask as sb3-contrib's
   ``MaskablePPO`` expects; ``info["action_mask"]`` holds it too.
@@ -45,11 +49,12 @@ from gymnasium.vector.utils import batch_space
 
 from smoor_env.checks import check_action, check_count, check_seed, is_int, reset_options
 from smoor_env.engine import Engine
-from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observe
-from smoor_env.render import render_text
+from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker
+from smoor_env.render import render_rgb, render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
+from smoor_env.table import Table
 
 OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
 ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
@@ -64,44 +69,46 @@ def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
     return rules.replace(**options) if options else rules
 
 
-def _opponents(opponents: Any, rules: Rules, learner_seat: int) -> dict[int, Any]:
-    """Seat -> agent for every seat but the learner's, from a name, an agent or a list."""
-    from agents import make_agent  # the agents package builds on this one
-
+def _seating(opponents: Any, rules: Rules, learner_seat: int) -> tuple[list, np.ndarray]:
+    """The distinct opponent agents and the (P,) seating of a ``Table`` (-1: the learner),
+    from one agent for every other seat or a sequence of one per other seat."""
+    if not is_int(learner_seat) or not 0 <= learner_seat < rules.num_players:
+        raise ValueError(f"learner_seat must be a seat 0..{rules.num_players - 1}, "
+                         f"got {learner_seat}")
     seats = [s for s in range(rules.num_players) if s != learner_seat]
-    if isinstance(opponents, str) or not isinstance(opponents, Sequence):
-        agent = make_agent(opponents)
-        return dict.fromkeys(seats, agent)
+    if opponents is None:
+        raise TypeError("opponents are required: an agent for every other seat, or one per "
+                        "other seat (agents.make_agent('random'), ...); gymnasium.make takes "
+                        "names and defaults to random opponents")
+    if isinstance(opponents, str) or (isinstance(opponents, Sequence)
+                                      and any(isinstance(a, str) for a in opponents)):
+        raise TypeError(f"opponents must be agent objects, got {opponents!r}: make them with "
+                        f"agents.make_agent(name), or give names to gymnasium.make, whose "
+                        f"entry points (agents.environments) resolve them")
+    if not isinstance(opponents, Sequence):
+        opponents = [opponents] * len(seats)
     if len(opponents) != len(seats):
         raise ValueError(f"opponents must name one agent for each of the {len(seats)} other "
                          f"seats {seats}, got {len(opponents)}")
-    return {seat: make_agent(a) for seat, a in zip(seats, opponents, strict=True)}
+    agents = list({id(agent): agent for agent in opponents}.values())  # distinct, seat order
+    seating = np.full(rules.num_players, -1)
+    for seat, agent in zip(seats, opponents, strict=True):
+        seating[seat] = next(i for i, a in enumerate(agents) if a is agent)
+    return agents, seating
 
 
 class _Match:
     """The loop both environments share: the learner acts, then the opponents until its turn."""
 
-    def __init__(self, engine: Engine, learner_seat: int, opponents: dict[int, Any],
+    def __init__(self, engine: Engine, learner_seat: int, opponents: Any,
                  reward_mode: str, illegal_action: str, illegal_reward: float) -> None:
         if illegal_action not in ("end", "raise"):
             raise ValueError(f"illegal_action must be 'end' or 'raise', got {illegal_action!r}")
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        if not is_int(learner_seat) or not 0 <= learner_seat < engine.rules.num_players:
-            raise ValueError(f"learner_seat must be a seat 0..{engine.rules.num_players - 1}, "
-                             f"got {learner_seat}")
         self.engine = engine
+        self.table = Table(engine, *_seating(opponents, engine.rules, learner_seat))
         self.seat = int(learner_seat)
-        self.opponents = opponents
-        from agents.base import offers_packed  # the agents package builds on this one
-
-        agents = {id(agent): agent for agent in opponents.values()}
-        # Each distinct opponent agent with the seats it plays (None: every other seat) and
-        # whether it takes the packed legal sets (``act_packed``) instead of a mask.
-        self._agent_seats = [
-            (agent, None if len(agents) == 1 else
-             np.array([s for s, a in opponents.items() if a is agent]), offers_packed(agent))
-            for agent in agents.values()]
         # The learner's observation in every game, updated as the engine steps.
         self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat))
         self.rewards = Rewards(engine, reward_mode)
@@ -115,45 +122,26 @@ class _Match:
             (B,) float32 learner's rewards over all these steps, and (B,) bool games
             whose learner action was illegal (they did not move; see the module docs).
         """
-        engine, st = self.engine, self.engine.state
+        engine = self.engine
         total = np.zeros(engine.batch_size, np.float32)
         illegal = np.zeros(engine.batch_size, bool)
+
+        def step(moves: np.ndarray, acting: np.ndarray) -> None:
+            tricks = self.rewards.tricks()
+            self.tracker.step(moves, active=acting)
+            total[:] += self.rewards.after_step(tricks)[:, self.seat]
+
         if actions is not None:
             illegal = active & ~engine.is_legal(actions)  # (B,)
             if illegal.any() and self.illegal_action == "raise":
                 engine.step(actions, active=active)  # raises, naming game, seat and action
             if (active & ~illegal).any():
-                tricks = self.rewards.tricks()
-                self.tracker.step(np.where(illegal, 0, actions), active=active & ~illegal)
-                total += self.rewards.after_step(tricks)[:, self.seat]
+                step(np.where(illegal, 0, actions), active & ~illegal)
             total[illegal] = self.illegal_reward
-            active = active & ~illegal
-        while True:
-            waiting = ~st.match_over & ~illegal & (st.current_player != self.seat)  # opponents
-            if not waiting.any():
-                return total, illegal
-            moves = np.zeros(engine.batch_size, np.int64)
-            mask = None  # (B, 70) legal mask, built only for agents that need it
-            words = None  # (B, 2) uint64 the same packed (Engine.legal_words)
-            for agent, seats, packed in self._agent_seats:  # each agent once, for its seats
-                rows = np.flatnonzero(waiting if seats is None
-                                      else waiting & np.isin(st.current_player, seats))
-                if not len(rows):
-                    continue
-                if packed:
-                    # The same actions as from the mask, from the packed legal sets.
-                    words = engine.legal_words if words is None else words
-                    moves[rows] = agent.act_packed(words.take(rows, axis=0), self.rng)
-                    continue
-                seen = None  # observations only for agents that read them
-                if agent.uses_observation:
-                    seen = observe(engine, st.current_player[rows], rows)
-                mask = engine.legal_mask if mask is None else mask
-                moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows]},
-                                        self.rng)
-            tricks = self.rewards.tricks()
-            self.tracker.step(moves, active=waiting & ~illegal)
-            total += self.rewards.after_step(tricks)[:, self.seat]
+        # The opponents play until the learner is to act (a game whose learner action was
+        # illegal did not move: the learner is still to act there).
+        self.table.play(self.rng, step)
+        return total, illegal
 
     def reset(self, seed: int, **kwargs: Any) -> None:
         """Start matches (``Engine.reset`` arguments) and forget their rewards."""
@@ -176,17 +164,22 @@ class SmoorEnv(gym.Env):
     Args:
         rules: the rules (default ``Rules()``); keyword ``rule_options`` override fields.
         learner_seat: the seat the learner plays.
-        opponents: an agent name (``"random"``), an agent, or one per other seat.
+        opponents: an agent (an object with the agent protocol, ``agents.base.Agent``)
+            for every other seat, or a sequence of one per other seat in seat order.
+            Names (``"greedy"``) are resolved by ``agents.make_agent``; the gymnasium ids'
+            entry points (``agents.environments``) do that and default to ``"random"``.
         reward_mode: ``"round"`` or ``"trick"`` (see ``smoor_env.reward``).
-        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        render_mode: ``None``, ``"ansi"`` (text), ``"rgb_array"`` ((500, 800, 3) uint8
+            picture, for ``gymnasium.wrappers.RecordVideo``) or ``"human"`` (prints text);
+            all show the learner's hand.
         illegal_action: ``"end"`` (end the episode with ``illegal_reward``) or ``"raise"``.
         illegal_reward: the learner's reward for an illegal action.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(self, rules: Rules | None = None, learner_seat: int = 0,
-                 opponents: Any = "random", reward_mode: str = "round",
+                 opponents: Any = None, reward_mode: str = "round",
                  render_mode: str | None = None, illegal_action: str = "end",
                  illegal_reward: float = -1.0, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
@@ -196,8 +189,7 @@ class SmoorEnv(gym.Env):
         self.observation_space = OBSERVATION_SPACE
         self.action_space = ACTION_SPACE
         self.engine = Engine(self.rules, 1)
-        self._match = _Match(self.engine, learner_seat,
-                             _opponents(opponents, self.rules, learner_seat), reward_mode,
+        self._match = _Match(self.engine, learner_seat, opponents, reward_mode,
                              illegal_action, illegal_reward)
         self._all = np.ones(1, bool)
         self._ended = True  # reset() first
@@ -242,9 +234,11 @@ class SmoorEnv(gym.Env):
     def _info(self, illegal: bool) -> dict:
         return {"action_mask": self.action_masks(), "illegal_action": illegal}
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            return render_rgb(self.engine, 0, observer=self._match.seat)
         text = render_text(self.engine, 0, observer=self._match.seat)
         if self.render_mode == "human":
             print(text + "\n")
@@ -268,7 +262,7 @@ class SmoorVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, rules: Rules | None = None, learner_seat: int = 0,
-                 opponents: Any = "random", reward_mode: str = "round",
+                 opponents: Any = None, reward_mode: str = "round",
                  illegal_action: str = "end", illegal_reward: float = -1.0,
                  copy: bool = True, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
@@ -279,8 +273,7 @@ class SmoorVectorEnv(VectorEnv):
         self.observation_space = batch_space(OBSERVATION_SPACE, self.num_envs)
         self.action_space = batch_space(ACTION_SPACE, self.num_envs)
         self.engine = Engine(self.rules, self.num_envs)
-        self._match = _Match(self.engine, learner_seat,
-                             _opponents(opponents, self.rules, learner_seat), reward_mode,
+        self._match = _Match(self.engine, learner_seat, opponents, reward_mode,
                              illegal_action, illegal_reward)
         self._seed = 0
         self._episodes = 0  # matches started so far: each new one takes the next game id

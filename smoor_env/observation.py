@@ -17,7 +17,10 @@ block               size       meaning
 ``trick_leader``    5          relative seat that led the trick in progress
 ``played``          5 x 52     every card each relative seat played this round
 ``won``             5 x 52     every card each relative seat won in tricks this round
-``voids``           5 x 4      suits (C D H S) a seat showed it lacks by not following
+``voids``           5 x 4      suits (C D H S) a seat is known to lack: it did not
+                               follow them, or (Hearts) it led a heart before hearts
+                               were broken (C D S), or it played a point card off
+                               suit to the first trick (C D, and S if it was QS)
 ``round_points``    5          points so far this round, as if it ended now (Hearts:
                                minus penalty points), over the round's full total;
                                sweeps count only once all 13 hearts are won, so the
@@ -61,7 +64,11 @@ from typing import Any
 import numpy as np
 
 from smoor_env import cards as C
+from smoor_env import deal
 from smoor_env.engine import Engine
+from smoor_env.play import breaks_hearts, hearts_breakers
+from smoor_env.rules import Rules, turn_order
+from smoor_env.scoring import provisional_points, score_scale
 from smoor_env.state import Phase, State
 
 MAX_SEATS = 5
@@ -112,40 +119,81 @@ def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
     return {name: obs[..., s].reshape(*lead, *_SHAPES[name]) for name, s in SLICES.items()}
 
 
+def card_sets(block: np.ndarray) -> np.ndarray:
+    """(..., 52) 0/1 card block of an observation -> (...) uint64 card sets (bit c = card c)."""
+    packed = np.packbits(np.asarray(block) > 0.5, axis=-1, bitorder="little")  # (..., 7) uint8
+    padded = np.zeros((*packed.shape[:-1], 8), np.uint8)
+    padded[..., :7] = packed
+    return padded.view(np.uint64)[..., 0]
+
+
+def _index_of(one_hot: np.ndarray) -> np.ndarray:
+    """(..., K) one-hot block -> (...) int64 index of its 1, or -1 where it is all zeros."""
+    return np.where(one_hot.max(axis=-1) > 0.5, np.argmax(one_hot, axis=-1), -1)
+
+
+def decode(obs: np.ndarray) -> dict[str, Any]:
+    """What each observation says, as named per-game fields (relative seats, padded to 5).
+
+    The one reader of the layout for agents: cards as uint64 sets (bit c = card id c),
+    one-hot blocks as indices (-1 = none), rule flags by name. For a batch (B, 1076):
+
+    * ``phase`` (B,) a ``Phase``; ``players`` (B,) 3..5;
+    * ``flags``: dict name -> (B,) bool, for ``"hearts"`` and every name of ``RULE_FLAGS``;
+    * ``hand``, ``passed``, ``received`` (B,) uint64;
+    * ``played``, ``won`` (B, 5) uint64 by relative seat; ``trick`` (B, 5) int64 card each
+      relative seat played to the trick in progress (-1 none); ``trick_cards`` (B,) uint64
+      the same as a set; ``trick_size`` (B,); ``leader`` (B,) relative seat that led it
+      (-1 before the lead); ``led_suit`` (B,) (-1 before the lead);
+    * ``voids`` (B, 5, 4) bool; ``bids`` (B, 5) (-1 = none); ``cursed_suit`` (B,) (-1 none);
+      ``dealer`` (B,); ``pass_offset`` (B,) k: cards go k seats to the left (0 = no pass);
+    * ``hearts_broken`` (B,) bool; ``trick_index`` (B,) completed tricks.
+    """
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBSERVATION_SIZE:
+        raise ValueError(f"observations must have shape (B, {OBSERVATION_SIZE}), got {obs.shape}")
+    v = split_observation(obs)
+    rule_flags = v["rules"] > 0.5  # (B, 11): "hearts", then RULE_FLAGS in order
+    flags = {"hearts": rule_flags[:, 0]}
+    flags.update({name: rule_flags[:, i + 1] for i, name in enumerate(RULE_FLAGS)})
+    in_trick = v["current_trick"].max(axis=2) > 0.5  # (B, 5)
+    trick = np.where(in_trick, np.argmax(v["current_trick"], axis=2), -1)  # (B, 5)
+    size = in_trick.sum(axis=1)  # (B,)
+    leader = np.where(size > 0, _index_of(v["trick_leader"]), -1)  # (B,)
+    rows = np.arange(len(obs))
+    led = np.where(leader >= 0, trick[rows, np.maximum(leader, 0)] // 13, -1)
+    players = np.argmax(v["num_players"], axis=1) + 3  # (B,)
+    played = card_sets(v["played"])  # (B, 5)
+    return {
+        "phase": np.argmax(v["phase"], axis=1),
+        "players": players,
+        "flags": flags,
+        "hand": card_sets(v["hand"]),
+        "passed": card_sets(v["passed"]),
+        "received": card_sets(v["received"]),
+        "played": played,
+        "won": card_sets(v["won"]),
+        "trick": trick,
+        "trick_cards": np.bitwise_or.reduce(
+            np.where(trick >= 0, C.CARD_BITS[np.maximum(trick, 0)], np.uint64(0)), axis=1),
+        "trick_size": size,
+        "leader": leader,
+        "led_suit": led,
+        "voids": v["voids"] > 0.5,
+        "bids": _index_of(v["bids"]),
+        "cursed_suit": _index_of(v["cursed_suit"]),
+        "dealer": _index_of(v["dealer"]),
+        "pass_offset": np.maximum(_index_of(v["pass_direction"]), 0),
+        "hearts_broken": v["hearts_broken"][:, 0] > 0.5,
+        "trick_index": np.rint(v["trick_number"][:, 0] * np.where(players == 5, 10, np.where(
+            players == 3, 17, 13))).astype(np.int64),
+    }
+
+
 def _card_sets(cards: np.ndarray) -> np.ndarray:
     """Card-id arrays (..., K) with -1 = none -> uint64 sets (...)."""
     bits = np.where(cards >= 0, C.CARD_BITS.take(np.maximum(cards, 0)), np.uint64(0))
     return np.bitwise_or.reduce(bits, axis=-1)
-
-
-def _one_hot(index: np.ndarray, size: int) -> np.ndarray:
-    """(...,) ints (negative = none) -> (..., size) float32 one-hot."""
-    out = np.zeros((*index.shape, size), np.float32)
-    valid = (index >= 0) & (index < size)
-    np.put_along_axis(out, np.where(valid, index, 0)[..., None].astype(np.int64),
-                      valid[..., None].astype(np.float32), axis=-1)
-    return out
-
-
-def score_scale(engine: Engine) -> float:
-    """The full round total that scales points: 17/34 base, 104/208 pips, 26 Hearts."""
-    rules = engine.rules
-    if rules.is_hearts:
-        return 26.0
-    hearts = 104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points
-    return float(2 * hearts)
-
-
-def provisional_points(engine: Engine, state: State | _Rows | None = None) -> np.ndarray:
-    """(B, P) int32 round points as if the round ended now (Hearts: minus penalty points).
-
-    The dead pile is taken as empty, so a sweep (or the moon) only counts once all
-    13 hearts are won: the value never depends on hidden cards. At the end of a
-    round, use ``state.round_points`` instead (the real score).
-    """
-    st = engine.state if state is None else state
-    points = engine.round_score(st.won, np.zeros_like(st.dead), st.bids, st.cursed_suit)
-    return -points if engine.rules.is_hearts else points
 
 
 def _bits(masks: np.ndarray) -> np.ndarray:
@@ -196,7 +244,7 @@ def observe(engine: Engine, seats: np.ndarray | int,
                          f"{seat.shape}")
     seat = np.broadcast_to(_indices("seats", seat.reshape(-1), p), (b,))
     rows = np.arange(b)
-    by_rel = (rows[:, None], (seat[:, None] + np.arange(p)) % p)  # (n, P) index: relative k
+    by_rel = (rows[:, None], turn_order(seat, p))  # (n, P) index: relative seat k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
     if out is None:
         out = np.zeros((b, OBSERVATION_SIZE), np.float32)
@@ -217,22 +265,21 @@ def observe(engine: Engine, seats: np.ndarray | int,
     leader = sub.trick_leader[rows, current]  # (n,) absolute seat, -1 before the lead
     v["trick_leader"][rows, (leader - seat) % p] = (sub.trick_size > 0) & (leader >= 0)
     # Cards played: what each seat held when play began, less what it holds now.
-    offset = pass_offsets(engine, sub.round_number)  # (n,) 0 = no pass this round
+    offset = rules.pass_offset(sub.round_number)  # (n,) 0 = no pass this round
     passes = _card_sets(sub.passes)  # (n, P) cards each seat chose to pass
     exchanged = (offset > 0) & (sub.phase != Phase.PASS)  # (n,) the cards changed hands
-    giver = (np.arange(p)[None, :] - offset[:, None]) % p  # (n, P) who passes to each seat
-    received = passes[rows[:, None], giver]  # (n, P)
+    received = deal.received(passes, offset)  # (n, P)
     at_start = np.where(exchanged[:, None], (sub.dealt & ~passes) | received, sub.dealt)
     _put_bits(v["played"][:, :p], (at_start & ~sub.hands)[by_rel])
     _put_bits(v["won"][:, :p], sub.won[by_rel])
     shown = np.flatnonzero((sub.trick_index > 0) | (sub.trick_size > 1))  # others: no void yet
     if 2 * len(shown) > b:
-        v["voids"][:, :p] = _voids(sub)[by_rel]
+        v["voids"][:, :p] = _voids(sub, rules)[by_rel]
     elif len(shown):
-        v["voids"][shown, :p] = _voids(_Rows(sub, shown))[np.arange(len(shown))[:, None],
+        v["voids"][shown, :p] = _voids(_Rows(sub, shown), rules)[np.arange(len(shown))[:, None],
                                                          by_rel[1][shown]]
-    scale = score_scale(engine)
-    v["round_points"][:, :p] = provisional_points(engine, sub)[by_rel] / scale
+    scale = score_scale(rules)
+    v["round_points"][:, :p] = provisional_points(rules, sub)[by_rel] / scale
     target = float(rules.target_score) if rules.target_score is not None else scale
     v["totals"][:, :p] = sub.totals[by_rel] / target
     bids = sub.bids[by_rel]  # (n, P)
@@ -320,7 +367,7 @@ class ObservationTracker:
         # relative seats are the same in every row: see _relative), else None.
         one_seat = m and bool((self.seats == self.seats[0]).all())
         self._relative_of = (np.arange(p) - self.seats[0]) % p if one_seat else None
-        self._scale = score_scale(engine)
+        self._scale = score_scale(engine.rules)
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
 
@@ -385,6 +432,8 @@ class ObservationTracker:
         over, playing = st.match_over.copy(), st.phase == _PLAY
         seat, size, led = st.current_player.copy(), st.trick_size.copy(), st.led_suit.copy()
         trick = st.trick_index.copy()
+        hearts = self.engine.rules.is_hearts
+        broken = st.hearts_broken.copy() if hearts else None
         self.engine.step(actions, active)  # checks actions and active (or raises, unchanged)
         self._version = self.engine.version
         live = ~over if active is None else np.asarray(active) & ~over  # (B,) games that acted
@@ -413,14 +462,20 @@ class ObservationTracker:
         lead = size[g] == 0  # (n,) the card led the trick
         np.copyto(where[:, 3], at + (_AT["trick_leader"] + rel), where=lead)
         np.copyto(where[:, 3], played_at, where=~lead)
-        void = (led >= 0) & (card // 13 != led)  # (n,) it did not follow the led suit
+        void = shows_void(card, led)  # (n,) it did not follow the led suit
         np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
         np.copyto(where[:, 4], played_at, where=~void)
         values = np.ones(where.shape, np.float32)  # (n, 5)
         values[:, 2] = ~own  # 0 where the hand loses the card (else the "played" 1 again)
         self._flat[where] = values
-        if self.engine.rules.is_hearts:
+        if hearts:
             self._flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
+            bits = _inferred_voids(card, led, trick[g], broken[g])  # (n,) uint8
+            shown = np.flatnonzero(bits)
+            if len(shown):  # rare: write the inferred voids of those rows only
+                suits = (bits[shown, None] >> np.arange(4, dtype=np.uint8) & 1).astype(bool)
+                k, s = np.nonzero(suits)
+                self._flat[at[shown[k]] + _AT["voids"] + rel[shown[k]] * 4 + s] = 1
         done = st.trick_index[g] != trick[g]  # (n,) the card completed a trick
         if done.any():
             self._finish_trick(rows[done], g[done], trick[g[done]], at[done])
@@ -437,6 +492,7 @@ class ObservationTracker:
         over, playing = bool(st.match_over[0]), int(st.phase[0]) == Phase.PLAY
         seat, size, led = int(st.current_player[0]), int(st.trick_size[0]), int(st.led_suit[0])
         trick = int(st.trick_index[0])
+        broken = bool(st.hearts_broken[0])
         engine.step(actions, active)  # checks actions and active (or raises, unchanged)
         self._version = engine.version
         if self._stale.any():  # the game's rows are rebuilt when read
@@ -448,12 +504,14 @@ class ObservationTracker:
             self.refresh()
             return st
         card = int(np.asarray(actions)[0])
-        void = led >= 0 and card // 13 != led
+        void = shows_void(card, led)
+        inferred = int(_inferred_voids(np.array([card]), np.array([led]), np.array([trick]),
+                                       np.array([broken]))[0]) if engine.rules.is_hearts else 0
         done = int(st.trick_index[0]) != trick
         if done:
             cards = st.trick_cards[0, trick].tolist()  # (P,) card by absolute seat
             winner, leader = int(st.trick_winner[0, trick]), int(st.trick_leader[0, trick])
-            points = (provisional_points(engine)[0] / self._scale).tolist()  # (P,)
+            points = (provisional_points(engine.rules, st)[0] / self._scale).tolist()  # (P,)
             tricks_done = st.trick_index[0] / engine.rules.num_tricks
         for row, observer in enumerate(self.seats.tolist()):  # the seats observing (<= 5)
             o = self._out[row]  # (OBSERVATION_SIZE,) view
@@ -466,6 +524,9 @@ class ObservationTracker:
                 o[_AT["trick_leader"] + rel] = 1
             if void:
                 o[_AT["voids"] + rel * 4 + led] = 1
+            for suit in range(4):
+                if inferred >> suit & 1:
+                    o[_AT["voids"] + rel * 4 + suit] = 1
             if engine.rules.is_hearts:
                 o[_AT["hearts_broken"]] = st.hearts_broken[0]
             if done:
@@ -493,7 +554,7 @@ class ObservationTracker:
         cards = st.trick_cards.reshape(-1, p).take(slot, axis=0)  # (n, P) card by absolute seat
         winner = self._relative(st.trick_winner.reshape(-1).take(slot), rows)  # (n,)
         leader = self._relative(st.trick_leader.reshape(-1).take(slot), rows)  # (n,)
-        points = provisional_points(self.engine, _Rows(st, g))  # (n, P) int32 absolute seats
+        points = provisional_points(rules, _Rows(st, g))  # (n, P) int32 absolute seats
         where = np.empty((n, 3 * p + 2), np.int64)  # (n, 3P + 2) flat indices, see below
         values = np.empty(where.shape, np.float32)  # (n, 3P + 2)
         np.add(at, leader + _AT["trick_leader"], out=where[:, 0])
@@ -538,22 +599,35 @@ _AT = {name: s.start for name, s in SLICES.items()}  # first column of each bloc
 _PLAY = np.int8(Phase.PLAY)
 
 
-def pass_offsets(engine: Engine, round_number: np.ndarray) -> np.ndarray:
-    """(B,) int64 seat offset of the Hearts pass in each game's round (0 = no pass)."""
-    rules = engine.rules
-    cycle = np.array([rules.pass_offset(r) for r in range(1, 5)])  # period 2 or 4
-    return cycle[(round_number.astype(np.int64) - 1) % 4]
+def shows_void(card: int | np.ndarray, led: int | np.ndarray) -> bool | np.ndarray:
+    """Whether playing ``card`` to a trick whose led suit is ``led`` (-1: none yet; card
+    -1: none) shows the player lacks the led suit: a card of another suit. Ints or
+    arrays (broadcast)."""
+    return (card >= 0) & (led >= 0) & (card // C.CARDS_PER_SUIT != led)
 
 
-def _voids(st: State | _Rows) -> np.ndarray:
-    """(B, P, 4) float32: suits each seat showed it lacks (it did not follow the led suit)."""
+# Hearts' inferences, as bits of the suits (C D H S = bits 0..3) a seat is shown to lack.
+_LED_UNBROKEN_HEART = 0b1011  # led a heart before hearts broke: it holds only hearts
+_POINTS_ON_FIRST_TRICK = 0b0011  # a point card off suit to the first trick: only points left
+_SPADES = 0b1000  # ... and if that card was QS, no spade is left either
+
+
+def _voids(st: State | _Rows, rules: Rules) -> np.ndarray:
+    """(B, P, 4) float32: suits each seat is known to lack.
+
+    A seat that did not follow the led suit lacks it. In Hearts the rules reveal
+    more: a seat that led a heart before hearts were broken held only hearts
+    (void in C, D, S); a seat that played a point card (a heart or ``QS``) off suit
+    to the first trick held nothing but point cards (void in C and D, and in S too
+    if the card was ``QS``). These are the inferences a player at the table can make.
+    """
     completed = st.trick_winner >= 0  # (B, T)
     lead_card = np.take_along_axis(st.trick_cards, np.maximum(st.trick_leader, 0)[:, :, None],
                                    axis=2)[:, :, 0]  # (B, T) card the leader played
     led = np.concatenate([np.where(completed, lead_card // 13, -1), st.led_suit[:, None]],
                          axis=1).astype(np.int8)  # (B, T+1) led suit; the trick in progress last
     cards = np.concatenate([st.trick_cards, st.current_trick[:, None, :]], axis=1)  # (B,T+1,P)
-    missed = (cards >= 0) & (cards // 13 != led[:, :, None])  # (B, T+1, P) did not follow
+    missed = shows_void(cards, led[:, :, None])  # (B, T+1, P) did not follow
     # Bit s set: a card was played off the led suit s; OR over the tricks, then unpack.
     led_bit = np.where(led >= 0, np.uint8(1) << np.maximum(led, 0).astype(np.uint8),
                        np.uint8(0))  # (B, T+1) uint8
@@ -561,7 +635,53 @@ def _voids(st: State | _Rows) -> np.ndarray:
     shown = bits[:, 0].copy()  # (B, P) uint8: OR one trick at a time (a reduce over the
     for trick in range(1, bits.shape[1]):  # middle axis is several times slower)
         shown |= bits[:, trick]
+    if rules.is_hearts:
+        shown |= _hearts_inferences(st, rules, cards, missed)
     return (shown[:, :, None] >> np.arange(4, dtype=np.uint8) & 1).astype(np.float32)
+
+
+def _inferred_voids(card: np.ndarray, led: np.ndarray, trick: np.ndarray,
+                    broken: np.ndarray) -> np.ndarray:
+    """(n,) uint8 void bits that Hearts' rules reveal about the seat that just played
+    ``card`` (n,) to a trick led with ``led`` (-1: it led), trick index ``trick``, with
+    hearts ``broken`` before the card (see ``_voids``)."""
+    heart = card // 13 == C.HEARTS
+    queen = card == C.QUEEN_OF_SPADES
+    first_off = (trick == 0) & shows_void(card, led) & (heart | queen)
+    return (np.where((led < 0) & heart & ~broken, _LED_UNBROKEN_HEART, 0)
+            | np.where(first_off, _POINTS_ON_FIRST_TRICK, 0)
+            | np.where(first_off & queen, _SPADES, 0)).astype(np.uint8)
+
+
+def _hearts_inferences(st: State | _Rows, rules: Rules, cards: np.ndarray,
+                       missed: np.ndarray) -> np.ndarray:
+    """(B, P) uint8 void bits of Hearts' two inferences (see ``_voids``), from the tricks
+    ``cards`` (B, T+1, P) (the trick in progress last) and ``missed`` (did not follow)."""
+    b, t = cards.shape[0], cards.shape[1] - 1
+    breaking = breaks_hearts(hearts_breakers(rules), cards)  # (B, T+1, P); -1 (none): 2C
+    broke = breaking.any(axis=2)  # (B, T+1) a card of that trick broke hearts
+    # The trick in progress is at index T here, but after trick_index completed tricks.
+    index = np.minimum(st.trick_index.astype(np.int64), t)  # (B,)
+    order = np.concatenate([np.arange(t)[None, :].repeat(b, 0), index[:, None]], axis=1)
+    # broken_before[b, k]: a completed trick before (in play order) trick k broke hearts.
+    completed = np.concatenate([st.trick_winner >= 0, np.zeros((b, 1), bool)], axis=1)
+    before = (order[:, None, :] < order[:, :, None]) & (broke & completed)[:, None, :]
+    broken_before = before.any(axis=2)  # (B, T+1)
+    leader = np.concatenate([st.trick_leader, np.where(
+        st.trick_size > 0, st.trick_leader[np.arange(b), np.minimum(index, t - 1)], -1)[:, None]],
+        axis=1)  # (B, T+1) seat that led each trick, -1 = none
+    lead = np.take_along_axis(cards, np.maximum(leader, 0)[:, :, None], axis=2)[:, :, 0]
+    hearts_led = (leader >= 0) & (lead // 13 == C.HEARTS) & ~broken_before  # (B, T+1)
+    seats = np.arange(cards.shape[2])
+    out = np.zeros((b, cards.shape[2]), np.uint8)
+    out |= np.where((hearts_led[:, :, None] & (seats == leader[:, :, None])).any(axis=1),
+                    np.uint8(_LED_UNBROKEN_HEART), np.uint8(0))
+    first = np.where((order == 0)[:, :, None], cards, -1).max(axis=1)  # (B, P) first trick
+    off = np.where((order == 0)[:, :, None], missed, False).any(axis=1)  # (B, P)
+    point = (first // 13 == C.HEARTS) | (first == C.QUEEN_OF_SPADES)
+    out |= np.where(off & point, np.uint8(_POINTS_ON_FIRST_TRICK), np.uint8(0))
+    out |= np.where(off & (first == C.QUEEN_OF_SPADES), np.uint8(_SPADES), np.uint8(0))
+    return out
 
 
 STATE_EXTRA = (MAX_SEATS * 52, 52, MAX_SEATS * 52)  # hands, dead pile, passes

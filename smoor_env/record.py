@@ -10,7 +10,8 @@ A record has exactly the keys of the rules specification::
 
 ``round_points`` is the whole round score after every bonus, penalty and
 doubling (Hearts: positive penalty points); ``totals`` are the match totals
-after the round.
+after the round. One optional key may follow them: ``"agents"``, the seats' names
+(``smoor-play`` writes it, ``smoor-view`` shows it; replay does not use it).
 
 ``check_record`` checks the form (exactly these keys, each of its JSON type,
 every rule option); ``read_records`` reads a JSON-lines file and raises
@@ -31,11 +32,13 @@ import numpy as np
 from smoor_env import cards as C
 from smoor_env.checks import SEED_LIMIT
 from smoor_env.engine import Engine
-from smoor_env.rules import Rules
+from smoor_env.rules import Rules, turn_order
 from smoor_env.state import BID_OFFSET, CURSE_OFFSET
 
 RECORD_KEYS = ("rules", "seed", "round", "dealer", "hands", "dead", "passes", "bids",
                "cursed_suit", "actions", "trick_winners", "round_points", "totals")
+#: Keys a record may carry besides RECORD_KEYS (after them), which replay does not use.
+OPTIONAL_KEYS = ("agents",)
 
 
 class RecordError(ValueError):
@@ -78,23 +81,25 @@ _FIELD_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "trick_winners": (_INTS, "a list of seats"),
     "round_points": (_INTS, "a list of ints, one per seat"),
     "totals": (_INTS, "a list of ints, one per seat"),
+    "agents": (_TEXTS, "a list of names, one per seat"),
 }
 _RULE_OPTIONS = tuple(Rules().to_dict())
 
 
 def check_record(record: Any, error: type[RecordError] = RecordError) -> None:
-    """Raise ``error`` unless ``record`` is a dict with exactly ``RECORD_KEYS``, each of its
-    JSON type, and ``rules`` holds exactly every rule option (``Rules.to_dict()``)."""
+    """Raise ``error`` unless ``record`` is a dict with exactly ``RECORD_KEYS`` (and perhaps
+    ``OPTIONAL_KEYS``), each of its JSON type, and ``rules`` holds exactly every rule
+    option (``Rules.to_dict()``)."""
     if not isinstance(record, dict):
         raise error(f"a record must be a JSON object, got {type(record).__name__} {record!r:.80}")
     missing = [k for k in RECORD_KEYS if k not in record]
-    extra = [k for k in record if k not in RECORD_KEYS]
+    extra = [k for k in record if k not in RECORD_KEYS + OPTIONAL_KEYS]
     if missing or extra:
         raise error("not a game record: " + "; ".join(
             f"{what} key(s) {keys}" for what, keys in (("missing", missing), ("unknown", extra))
-            if keys) + f" (the keys are {list(RECORD_KEYS)})")
+            if keys) + f" (the keys are {list(RECORD_KEYS)}, optionally {list(OPTIONAL_KEYS)})")
     for key, (check, kind) in _FIELD_TYPES.items():
-        if not check(record[key]):
+        if key in record and not check(record[key]):
             raise error(f"{key}: must be {kind}, got {record[key]!r:.120}")
     options = record["rules"]
     missing = [k for k in _RULE_OPTIONS if k not in options]
@@ -136,7 +141,7 @@ def round_record(engine: Engine, game: int, seed: int | None) -> dict:
     fin = {name: value[game] for name, value in st.finished.items()}
     p = rules.num_players
     dealer = int(fin["dealer"])
-    order = [(dealer + 1 + k) % p for k in range(p)]  # clockwise from the dealer's left
+    order = turn_order(dealer + 1, p).tolist()  # clockwise from the dealer's left
     actions: list[list[int]] = []
     passes = fin["passes"]  # (P, 3)
     passed = bool((passes >= 0).any())
@@ -149,9 +154,7 @@ def round_record(engine: Engine, game: int, seed: int | None) -> dict:
     if rules.bidding:
         actions += [[seat, BID_OFFSET + int(bids[seat])] for seat in order]
     for leader, cards in zip(fin["trick_leader"], fin["trick_cards"], strict=True):
-        for k in range(p):
-            seat = (int(leader) + k) % p
-            actions.append([seat, int(cards[seat])])
+        actions += [[seat, int(cards[seat])] for seat in turn_order(int(leader), p).tolist()]
     return {
         "rules": rules.to_dict(),
         "seed": seed,

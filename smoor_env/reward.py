@@ -3,7 +3,7 @@
 ``reward_mode="round"``: at the end of every round each seat receives its round
 points (Smoorverliefd; partners: the team's) or minus its penalty points (Hearts).
 ``reward_mode="trick"``: after every trick each seat receives the change of its
-provisional round score (``observation.provisional_points``) and, at the end of
+provisional round score (``scoring.provisional_points``) and, at the end of
 the round, the rest of its real round score: a round's rewards add up to the same.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from smoor_env.engine import Engine
-from smoor_env.observation import provisional_points
+from smoor_env.scoring import provisional_points
 
 REWARD_MODES = ("round", "trick")
 
@@ -56,7 +56,7 @@ class Rewards:
         if self.mode == "trick":
             trick_done = (st.trick_index != tricks_before)[:, None] & ~ended
             if trick_done.any():
-                now = provisional_points(self.engine)
+                now = provisional_points(self.engine.rules, st)
                 rewards = np.where(trick_done, now - self.paid, rewards)
                 self.paid = np.where(trick_done, now, self.paid)
         self.paid = np.where(ended, 0, self.paid)

@@ -12,6 +12,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from smoor_env import cards as C
 
 GAMES = ("smoorverliefd", "hearts")
@@ -38,6 +40,21 @@ TOTALS_BOUND = 1_000_000_000
 
 # Pass directions as seat offsets (receiver = passer + offset); 0 = no pass this round.
 _PASS_CYCLES = {3: (1, 2), 4: (1, 3, 2, 0), 5: (1, 4, 2, 0)}
+#: Partner Smoorverliefd: the partner of each seat (teams {0, 2} and {1, 3}).
+PARTNER_OF = (2, 3, 0, 1)
+#: The options that belong to one game only (set in the other, they are a ValueError).
+GAME_ONLY_OPTIONS = {
+    "smoorverliefd": ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow",
+                      "sweep_needs_all_thirteen"),
+    "hearts": ("passing", "queen_never_first_trick", "queen_breaks_hearts"),
+}
+
+
+def turn_order(first: int | np.ndarray, num_players: int) -> np.ndarray:
+    """(..., P) seats clockwise from ``first`` (an int or an array of seats): play goes
+    to the left, seat s + 1 mod P. Also the absolute seat of each relative seat of an
+    observer ``first``."""
+    return (np.asarray(first)[..., None] + np.arange(num_players)) % num_players
 
 
 @dataclass(frozen=True)
@@ -140,17 +157,10 @@ class Rules:
                  f"{name} must be an int{' or None' if name == 'target_score' else ''}, "
                  f"got {value!r}")
             need(low <= value <= high, f"{name} must be in {low:_}..{high:_}, got {value}")
-        if self.game == "hearts":
-            smoor_only = [n for n in ("trump_hearts", "bidding", "partners", "pip_scoring",
-                                      "cupids_arrow", "sweep_needs_all_thirteen")
-                          if getattr(self, n)]
-            need(not smoor_only, "Smoorverliefd options cannot be used in Hearts: "
-                 + ", ".join(smoor_only))
-        else:
-            hearts_only = [n for n in ("passing", "queen_never_first_trick",
-                                       "queen_breaks_hearts") if getattr(self, n)]
-            need(not hearts_only, "Hearts options cannot be used in Smoorverliefd: "
-                 + ", ".join(hearts_only))
+        other = GAMES[1 - GAMES.index(self.game)]
+        foreign = [n for n in GAME_ONLY_OPTIONS[other] if getattr(self, n)]
+        need(not foreign, f"{other.capitalize()} options cannot be used in "
+             f"{self.game.capitalize()}: " + ", ".join(foreign))
         need(not self.partners or self.num_players == 4,
              f"partners needs exactly 4 players, got {self.num_players}")
         need(not self.cupids_arrow or (self.target_score is not None and self.max_rounds > 1),
@@ -186,12 +196,20 @@ class Rules:
     def is_hearts(self) -> bool:
         return self.game == "hearts"
 
-    def pass_offset(self, round_number: int) -> int:
-        """Seat offset of the Hearts pass in round ``round_number`` (1-based); 0 = no pass."""
-        if not self.passing:
-            return 0
-        cycle = _PASS_CYCLES[self.num_players]
-        return cycle[(round_number - 1) % len(cycle)]
+    @property
+    def pass_cycle(self) -> tuple[int, ...]:
+        """Seat offsets of the Hearts pass, round by round from round 1, repeating
+        (receiver = passer + offset; 0 = no pass that round); ``(0,)`` without passing."""
+        return _PASS_CYCLES[self.num_players] if self.passing else (0,)
+
+    def pass_offset(self, round_number: int | np.ndarray) -> int | np.ndarray:
+        """Seat offset of the Hearts pass in round ``round_number`` (1-based; an int, or
+        an array of rounds giving an int64 array of the same shape); 0 = no pass."""
+        cycle = self.pass_cycle
+        if isinstance(round_number, int | np.integer):
+            return cycle[(int(round_number) - 1) % len(cycle)]
+        rounds = np.asarray(round_number, np.int64)
+        return np.array(cycle, np.int64).take((rounds - 1) % len(cycle))
 
     def to_dict(self) -> dict[str, Any]:
         """Every option as a plain dict (for game records and JSON summaries)."""

@@ -1,6 +1,6 @@
-"""A plain, scalar reference implementation of every rule in ``RULES.md``.
+"""A plain, scalar reference implementation of every rule in ``docs/rules.md``.
 
-This module is written directly from the rule book (``/work/shared/RULES.md``),
+This module is written directly from the rule book (summarised in ``docs/rules.md``),
 one short function per rule, with plain lists and ints. It never imports the
 engine: the vectorised engine is tested against it (differential tests), so the
 two must stay independent. It only *reads* attributes of the rules object it is

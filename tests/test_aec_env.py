@@ -186,4 +186,4 @@ def test_bad_constructor_arguments():
     with pytest.raises(ValueError, match="reward_mode"):
         raw_env(reward_mode="dense")
     with pytest.raises(ValueError, match="render_mode"):
-        raw_env(render_mode="rgb_array")
+        raw_env(render_mode="svg")

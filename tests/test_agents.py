@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
-from agents.mc import build_worlds, decode, rules_from_observation, sample_hidden
+from agents.environments import make_env
+from agents.search import build_worlds, knowledge, rules_of, sample_hidden
 from smoor_env import Engine, Phase, Rules, raw_env
 from smoor_env import cards as C
-from smoor_env.gym_env import SmoorEnv
-from smoor_env.observation import observe, pass_offsets, split_observation
+from smoor_env.observation import decode, observe, split_observation
 
 RULE_SETS = {
     "smoor-3": Rules(num_players=3, target_score=None),
@@ -97,7 +97,7 @@ def test_every_agent_returns_legal_actions_in_batches(rules):
 def test_mc_reads_the_rules_from_the_observation():
     for rules in RULE_SETS.values():
         engine = random_positions(rules, 1, seed=3)
-        got = rules_from_observation(observe(engine, 0)[0])
+        got = rules_of(decode(observe(engine, 0)), 0)
         expected = rules.replace(target_score=50 if rules.cupids_arrow else None)
         assert got == expected
 
@@ -122,7 +122,7 @@ def test_mc_with_explicit_rules_and_time_budget_plays_legally():
 def test_whole_matches_through_the_gymnasium_env(rules):
     opponents = ["greedy", small_mc(), "random", "mc"][: rules.num_players - 1]
     opponents[-1] = small_mc(rollout="greedy") if opponents[-1] == "mc" else opponents[-1]
-    env = SmoorEnv(rules=rules, learner_seat=1, opponents=opponents, illegal_action="raise")
+    env = make_env(rules=rules, learner_seat=1, opponents=opponents, illegal_action="raise")
     learner = small_mc()
     rng = np.random.default_rng(0)
     obs, info = env.reset(seed=4)
@@ -176,7 +176,7 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
     p, t = rules.num_players, rules.num_tricks
     for game in playing[:3]:
         obs, seat, one = _mine_and_truth(engine, int(game))
-        know = decode(obs, rules)
+        know = knowledge(decode(obs), np.arange(len(obs)), p)
         hands, dead = sample_hidden(know, rules, worlds, np.random.default_rng(seed))
         true = one.state
         rel = (seat + np.arange(p)) % p  # relative seat k is absolute seat rel[k]
@@ -198,7 +198,7 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
                 for s in range(4):
                     if voids[k, s]:
                         assert int(h[k]) & int(C.SUIT_MASKS[s]) == 0
-            offset = int(pass_offsets(one, true.round_number)[0])
+            offset = int(one.rules.pass_offset(true.round_number)[0])
             if offset:  # the cards I passed are with the receiver unless played
                 mine = int(np.bitwise_or.reduce(
                     [1 << int(c) for c in true.passes[0, seat] if c >= 0]))
@@ -209,8 +209,7 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
         assert (states.trick_size == true.trick_size[0]).all()
         assert (states.trick_index == true.trick_index[0]).all()
         check = Engine(rules.replace(target_score=None, cupids_arrow=False), worlds)
-        check.state = states
-        check.refresh_legal()
+        check.install(states)
         assert (check.state.legal == true.legal[0]).all()
         assert t == rules.num_tricks
 
@@ -290,3 +289,94 @@ def test_mc_collects_more_hearts_than_random_on_fixed_deals():
                       seed=0, agents=agents, batch=48)
     mc, rand = pts[:, :, 0].mean(), pts[:, :, 1:].mean()
     assert mc > rand + 1.0
+
+
+# ------------------------------------------------------------ rollout policies
+@pytest.mark.parametrize("rules", RULE_SETS.values(), ids=RULE_SETS.keys())
+def test_greedy_rollout_plays_what_the_greedy_agent_plays(rules):
+    """One set of greedy rules: the rollout policy on engine arrays and the agent on
+    observations choose the same card in every play-phase (and bid) position."""
+    from agents.rollout import greedy_moves
+
+    for seed in range(3):
+        engine = random_positions(rules, 64, seed=seed)
+        st = engine.state
+        rows = np.flatnonzero(np.isin(st.phase, [Phase.PLAY, Phase.BID]) & ~st.match_over)
+        obs = {k: v[rows] for k, v in observations(engine).items()}
+        agent_moves = make_agent("greedy").act(obs, np.random.default_rng(0))
+        assert (greedy_moves(engine)[rows] == agent_moves).all()
+
+
+def test_trick_best_is_the_engines_trick_winner():
+    """``trick_best`` (the greedy rules' reading of a trick) names the card that the engine
+    then awards the trick to, with and without hearts as trump."""
+    from agents.greedy import trick_best
+
+    for trump in (False, True):
+        rules = Rules(trump_hearts=trump, target_score=None)
+        engine = Engine(rules, 256)
+        engine.reset(7)
+        rng = np.random.default_rng(1)
+        while not engine.state.match_over.all():
+            st = engine.state
+            if st.trick_size[0] == rules.num_players - 1:  # lockstep: the trick's last card
+                before = st.trick_index.copy()
+                move = engine.sample_legal(rng)
+                full = st.trick_mask | C.CARD_BITS[move]
+                best, _ = trick_best(full, st.led_suit.copy(), trump)
+                engine.step(move)
+                done = engine.state.trick_cards[np.arange(256), before]  # (B, P)
+                winner = engine.state.trick_winner[np.arange(256), before]
+                assert (done[np.arange(256), winner] == best).all()
+            else:
+                engine.step(engine.sample_legal(rng))
+
+
+# ------------------------------------------------------------ Hearts inferences
+@pytest.mark.parametrize("options", [{}, {"queen_never_first_trick": True},
+                                     {"queen_breaks_hearts": True}, {"num_players": 3},
+                                     {"num_players": 5}])
+def test_inferred_voids_never_contradict_the_true_hands(options):
+    """Every void the observation shows (including Hearts' inferences) is true: the seat
+    holds no card of that suit, in thousands of random positions; and the inferences do
+    fire (some void is shown that no failure to follow explains)."""
+    rules = Rules(game="hearts", target_score=None, **options)
+    p = rules.num_players
+    inferred = 0
+    for seed in range(6):
+        engine = random_positions(rules, 256, seed=seed)
+        st = engine.state
+        for seat in range(p):
+            voids = split_observation(observe(engine, seat))["voids"][:, :p] > 0.5  # (B, P, 4)
+            hands = st.hands[:, (seat + np.arange(p)) % p]  # (B, P) by relative seat
+            held = (hands[:, :, None] & C.SUIT_MASKS[None, None, :]) != 0
+            assert not (voids & held).any()
+            inferred += int(voids[:, :, 2].sum())  # a heart void is never shown otherwise
+            inferred += int((voids[:, :, 3] & (st.trick_index[:, None] <= 1)).sum())
+    assert inferred > 0
+
+
+def _hearts_table(hands: list[str], cards: str):
+    engine = Engine(Rules(game="hearts", passing=False, target_score=None), 1)
+    engine.reset(0, dealers=[3], hands=[hands])
+    for card in cards.split():
+        engine.step(np.array(C.parse_cards(card)))
+    return split_observation(observe(engine, 0))["voids"][0]  # (5, 4) by relative seat
+
+
+def test_a_heart_led_before_hearts_broke_shows_the_leader_holds_only_hearts():
+    voids = _hearts_table(["2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC 2S",
+                           "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD",
+                           "3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS 2H",
+                           "AC 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"], "2C 2D 3S AC 3H")
+    assert voids[3].tolist() == [1, 1, 0, 1]  # seat 3 won with AC, then led an unbroken heart
+    assert voids[1].tolist() == [1, 0, 0, 0] and voids[2].tolist() == [1, 0, 0, 0]
+
+
+def test_a_point_card_on_the_first_trick_shows_the_seat_holds_only_points():
+    voids = _hearts_table(["2C 3C 4C 5C 6C 7C 8C 9C TC JC QC KC AC",
+                           "2D 3D 4D 5D 6D 7D 8D 9D TD JD QD KD AD",
+                           "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",
+                           "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"], "2C 2D 2S 2H")
+    assert voids[3].tolist() == [1, 1, 0, 0]  # 2H off suit to the first trick: C, D void
+    assert voids[1].tolist() == [1, 0, 0, 0]  # 2D: only clubs shown

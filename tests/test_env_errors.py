@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 from env_snapshots import snapshot
 
+from agents import make_agent
 from smoor_env import Rules, env, raw_env
 from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+
+RANDOM = make_agent("random")
 
 #: Actions of the wrong kind, for every environment that takes one action.
 WRONG_TYPES = [2.7, "2", np.float64(2.0), np.float32(1.0), True, np.bool_(False), [2],
@@ -120,7 +123,7 @@ def test_aec_rules_must_be_rules(rules):
 # ----------------------------------------------------------------- single agent
 @pytest.fixture
 def single() -> SmoorEnv:
-    return SmoorEnv(target_score=None)
+    return SmoorEnv(opponents=RANDOM, target_score=None)
 
 
 def test_single_before_reset_and_after_the_end(single):
@@ -148,7 +151,7 @@ def test_single_action_out_of_range(single, action):
 @pytest.mark.parametrize(("options", "error"), BAD_OPTIONS, ids=repr)
 def test_single_failed_reset_keeps_every_generator(options, error):
     """After a failed reset the env goes on exactly as an env that never saw the call."""
-    env_a, env_b = SmoorEnv(target_score=None), SmoorEnv(target_score=None)
+    env_a, env_b = (SmoorEnv(opponents=RANDOM, target_score=None) for _ in range(2))
     for e in (env_a, env_b):
         e.reset(seed=5)
         e.step(int(np.argmax(e.action_masks())))
@@ -181,13 +184,13 @@ def test_single_bad_seed(single, seed, error):
 ], ids=repr)
 def test_single_bad_construction(kwargs, error, pattern):
     with pytest.raises(error, match=pattern):
-        SmoorEnv(**kwargs)
+        SmoorEnv(**{"opponents": RANDOM, **kwargs})
 
 
 # ----------------------------------------------------------------------- vector
 @pytest.fixture
 def vector() -> SmoorVectorEnv:
-    return SmoorVectorEnv(num_envs=3, target_score=None)
+    return SmoorVectorEnv(opponents=RANDOM, num_envs=3, target_score=None)
 
 
 def test_vector_before_reset(vector):
@@ -221,12 +224,13 @@ def test_vector_bad_options(vector, options, error):
                                                  (True, TypeError), ("2", TypeError)], ids=repr)
 def test_vector_bad_num_envs(num_envs, error):
     with pytest.raises(error, match="num_envs"):
-        SmoorVectorEnv(num_envs=num_envs)
+        SmoorVectorEnv(opponents=RANDOM, num_envs=num_envs)
 
 
 def test_vector_illegal_action_raises_before_any_autoreset():
     """illegal_action="raise": a game that just ended must not restart before the raise."""
-    vector = SmoorVectorEnv(num_envs=4, target_score=20, max_rounds=5, illegal_action="raise")
+    vector = SmoorVectorEnv(opponents=RANDOM, num_envs=4, target_score=20, max_rounds=5,
+                            illegal_action="raise")
     _, info = vector.reset(seed=0)
     while not vector._needs_reset.any():
         _, _, _, _, info = vector.step(np.argmax(info["action_mask"], axis=1))

@@ -18,8 +18,11 @@ from gymnasium.utils import seeding
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agents import make_agent
 from smoor_env import Engine, Rules, env, raw_env
 from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+
+RANDOM = make_agent("random")
 
 DOCUMENTED = (ValueError, TypeError, RuntimeError)
 RULES = [Rules(target_score=None), Rules(game="hearts", num_players=3, target_score=30),
@@ -108,8 +111,8 @@ TARGETS = {
     "engine": (lambda rules: Engine(rules, B), _engine_call),
     "raw_env": (lambda rules: raw_env(rules=rules), _aec_call),
     "env": (lambda rules: env(rules=rules), _aec_call),
-    "single": (lambda rules: SmoorEnv(rules=rules), _single_call),
-    "vector": (lambda rules: SmoorVectorEnv(B, rules=rules), _vector_call),
+    "single": (lambda rules: SmoorEnv(opponents=RANDOM, rules=rules), _single_call),
+    "vector": (lambda rules: SmoorVectorEnv(B, rules=rules, opponents=RANDOM), _vector_call),
 }
 
 

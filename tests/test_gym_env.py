@@ -10,12 +10,14 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import smoor_env  # noqa: F401 - registers the ids
-from agents import RandomAgent
-from agents.base import offers_packed, pack_mask
+from agents import RandomAgent, make_agent
+from agents.base import pack_mask
+from agents.environments import make_env, make_vector_env
 from smoor_env import Engine, Phase, Rules
 from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
 from smoor_env.observation import split_observation
 from smoor_env.state import PHASE_ACTION_OFFSET
+from smoor_env.table import offers_packed
 
 IDS = ["smoor_env/Smoorverliefd-v0", "smoor_env/Hearts-v0"]
 
@@ -52,7 +54,7 @@ def _play_match(env: SmoorEnv, seed: int, rng: np.random.Generator) -> float:
 @pytest.mark.parametrize("game", ["smoorverliefd", "hearts"])
 @pytest.mark.parametrize("mode", ["round", "trick"])
 def test_learner_return_is_its_match_total(game, mode):
-    env = SmoorEnv(game=game, target_score=30, max_rounds=3, reward_mode=mode,
+    env = make_env(game=game, target_score=30, max_rounds=3, reward_mode=mode,
                    opponents="greedy")
     total = _play_match(env, seed=5, rng=np.random.default_rng(0))
     sign = -1 if game == "hearts" else 1
@@ -60,16 +62,31 @@ def test_learner_return_is_its_match_total(game, mode):
 
 
 def test_opponents_one_agent_per_seat():
-    env = SmoorEnv(num_players=3, opponents=["random", "greedy"], target_score=None)
+    env = make_env(num_players=3, opponents=["random", "greedy"], target_score=None)
     _play_match(env, seed=1, rng=np.random.default_rng(1))
     with pytest.raises(ValueError, match="one agent for each of the 2 other seats"):
-        SmoorEnv(num_players=3, opponents=["random"])
+        make_env(num_players=3, opponents=["random"])
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
-        SmoorEnv(opponents="nobody")
+        make_env(opponents="nobody")
+
+
+def test_the_environments_take_agent_objects_and_gymnasium_make_takes_names():
+    """smoor_env's own classes play agent objects; names are resolved by agents' entry points."""
+    with pytest.raises(TypeError, match="opponents are required"):
+        SmoorEnv()
+    with pytest.raises(TypeError, match="opponents must be agent objects"):
+        SmoorVectorEnv(num_envs=2, opponents="greedy")
+    with pytest.raises(TypeError, match="is not an agent"):
+        SmoorEnv(opponents=object())
+    greedy = make_agent("greedy")
+    env = SmoorEnv(num_players=3, opponents=[greedy, make_agent("random")], target_score=None)
+    _play_match(env, seed=2, rng=np.random.default_rng(2))
+    made = gym.make("smoor_env/Smoorverliefd-v0", opponents="greedy").unwrapped
+    assert isinstance(made, SmoorEnv) and made._match.table.agents[0].name == "greedy"
 
 
 def test_illegal_action_ends_the_episode_or_raises():
-    env = SmoorEnv(target_score=None)
+    env = make_env(target_score=None)
     env.reset(seed=0)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     before = env.engine.state.copy()
@@ -78,7 +95,7 @@ def test_illegal_action_ends_the_episode_or_raises():
     assert np.array_equal(before.hands, env.engine.state.hands)
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(0)
-    strict = SmoorEnv(target_score=None, illegal_action="raise")
+    strict = make_env(target_score=None, illegal_action="raise")
     strict.reset(seed=0)
     with pytest.raises(ValueError, match="illegal action in game 0"):
         strict.step(illegal)
@@ -86,7 +103,7 @@ def test_illegal_action_ends_the_episode_or_raises():
 
 def test_same_seed_same_episode():
     def trajectory(seed):
-        env = SmoorEnv(game="hearts", target_score=None, opponents="random")
+        env = make_env(game="hearts", target_score=None, opponents="random")
         obs, _ = env.reset(seed=seed)
         out = [obs]
         rng = np.random.default_rng(0)
@@ -116,7 +133,7 @@ def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @pytest.mark.parametrize("game", ["smoorverliefd", "hearts"])
 def test_vector_env_next_step_autoreset_step_by_step(game):
-    envs = SmoorVectorEnv(num_envs=12, game=game, target_score=None, opponents="greedy")
+    envs = make_vector_env(num_envs=12, game=game, target_score=None, opponents="greedy")
     rng = np.random.default_rng(7)
     obs, info = envs.reset(seed=11)
     ended = np.zeros(12, bool)
@@ -150,7 +167,7 @@ def test_vector_env_next_step_autoreset_step_by_step(game):
 
 
 def test_vector_env_illegal_action_ends_only_that_game():
-    envs = SmoorVectorEnv(num_envs=4, target_score=None)
+    envs = make_vector_env(num_envs=4, target_score=None)
     _, info = envs.reset(seed=0)
     actions = np.argmax(info["action_mask"], axis=1)
     actions[2] = int(np.flatnonzero(~info["action_mask"][2])[0])
@@ -161,7 +178,7 @@ def test_vector_env_illegal_action_ends_only_that_game():
 
 
 def test_vector_env_without_copy_returns_read_only_views_of_the_same_observations():
-    copied, viewed = SmoorVectorEnv(num_envs=8, copy=True), SmoorVectorEnv(num_envs=8, copy=False)
+    copied, viewed = make_vector_env(num_envs=8, copy=True), make_vector_env(num_envs=8, copy=False)
     obs_a, info = copied.reset(seed=4)
     obs_b, _ = viewed.reset(seed=4)
     rng = np.random.default_rng(4)
@@ -243,7 +260,7 @@ class _MaskOnly:
 def test_vector_env_gives_the_same_episodes_with_packed_or_mask_opponents(rules):
     runs = []
     for opponents in (RandomAgent(), _MaskOnly()):
-        envs = SmoorVectorEnv(num_envs=24, rules=rules, opponents=opponents, reward_mode="trick")
+        envs = make_vector_env(num_envs=24, rules=rules, opponents=opponents, reward_mode="trick")
         rng = np.random.default_rng(5)
         obs, info = envs.reset(seed=5)
         out = [obs]
@@ -268,7 +285,7 @@ def test_an_agent_that_overrides_act_is_asked_through_act():
 
     assert offers_packed(RandomAgent())
     assert not offers_packed(Lowest()) and not offers_packed(_MaskOnly())
-    envs = SmoorVectorEnv(num_envs=8, opponents=Lowest())
+    envs = make_vector_env(num_envs=8, opponents=Lowest())
     _, info = envs.reset(seed=1)
     for _ in range(5):
         _, _, _, _, info = envs.step(np.argmax(info["action_mask"], axis=1))
@@ -277,7 +294,7 @@ def test_an_agent_that_overrides_act_is_asked_through_act():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, bool])
 def test_vector_env_rejects_non_integer_actions(dtype):
-    envs = SmoorVectorEnv(num_envs=4)
+    envs = make_vector_env(num_envs=4)
     _, info = envs.reset(seed=0)
     before = envs.engine.state.copy()
     with pytest.raises(ValueError, match="integers"):

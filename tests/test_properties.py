@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from smoor_env import Engine, Phase, Rules
 from smoor_env.cards import cards_of, mask_of
-from smoor_env.engine import _DEAL_AHEAD_GAMES
+from smoor_env.deal import DEAL_AHEAD_GAMES
 
 QS, AH = 49, 38
 HEARTS = list(range(26, 39))
@@ -307,7 +307,7 @@ def test_same_seed_same_deals(rules: Rules, seed: int) -> None:
 def test_a_deal_is_the_same_in_small_and_large_batches(rules: Rules, seed: int,
                                                       first: int) -> None:
     """Small batches draw every card's slot up front, large ones card by card: same deals."""
-    large = _DEAL_AHEAD_GAMES + 1
+    large = DEAL_AHEAD_GAMES + 1
     ids = first + np.arange(large)
     big, small = Engine(rules, large), Engine(rules, 5)
     big.reset(seed, game_ids=ids)

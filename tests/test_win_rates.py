@@ -27,7 +27,7 @@ def test_smoke_run_through_the_command_line(tmp_path):
     command = [sys.executable, "-m", "experiments.win_rates", "--agents", "random", "greedy",
                "--players", "3", "4", "--rule-sets", "smoorverliefd", "hearts", "--deals", "4",
                "--chunk", "2", "--out-dir", str(tmp_path), "--run-name", "smoke",
-               "--progress", "false"]
+               "--no-progress"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     folder = tmp_path / "smoke"
@@ -96,7 +96,7 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
     command = [sys.executable, "-m", "experiments.win_rates", "--agents", "random",
                "--players", "4", "--rule-sets", "smoorverliefd", "--deals", "100000",
                "--chunk", "1", "--out-dir", str(tmp_path), "--run-name", "stopped",
-               "--plots", "false", "--progress", "false"]
+               "--no-plots", "--no-progress"]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     time.sleep(4)  # long enough to finish some chunks of one deal each
@@ -108,3 +108,16 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path):
     assert not summary["complete"] and 0 < summary["chunks_done"] < summary["chunks"]
     with open(tmp_path / "stopped" / "results.csv", newline="") as f:
         assert len(list(csv.DictReader(f))) == summary["chunks_done"] * 4 * 4
+
+
+def test_command_line_booleans_are_flags():
+    """tyro's command line: --flag/--no-flag booleans, lists as several values."""
+    import tyro
+
+    from experiments.win_rates import Args
+
+    args = tyro.cli(Args, args=["--matches", "--no-plots", "--agents", "random", "greedy"])
+    assert args.matches and not args.plots and args.progress
+    assert args.agents == ["random", "greedy"]
+    with pytest.raises(SystemExit):  # a boolean takes no value
+        tyro.cli(Args, args=["--matches", "true"])

@@ -1,0 +1,279 @@
+"""What the search agents share: the rules and knowledge an observation gives, worlds
+consistent with it, and playing worlds out in one engine batch.
+
+A *world* is a full deal of the hidden cards that agrees with everything the
+observing seat knows (``sample_hidden``): its hand, the cards each seat played, the
+trick in progress, the cards won, the voids revealed (with Hearts' inferences, see
+``smoor_env.observation``), the hand sizes, the dead pile's size, and in Hearts the
+cards it passed (with the receiver unless already played). Worlds put the observer
+in seat 0 (seats are relative in observations; the rules are seat-symmetric, with
+partners in relative seat 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.rollout import RolloutPolicy
+from smoor_env import cards as C
+from smoor_env.engine import Engine
+from smoor_env.observation import RULE_FLAGS
+from smoor_env.rules import Rules
+from smoor_env.state import Phase, State
+
+_SLOTS = 6  # relative seats 0..4 and the dead pile (slot 5)
+_DEAD = 5
+# (16, 4) bool: suit s belongs to subset S (bit s of S), for Hall's condition.
+_IN_SUBSET = ((np.arange(16)[:, None] >> np.arange(4)[None, :]) & 1).astype(bool)
+_SUIT_MASKS = C.SUIT_MASKS  # (4,) uint64
+_SMOOR_ONLY = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow",
+               "sweep_needs_all_thirteen")
+_HEARTS_ONLY = ("passing", "queen_never_first_trick", "queen_breaks_hearts")
+
+
+def _popcount(masks: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(masks).astype(np.int64)
+
+
+def rules_of(view: dict[str, Any], row: int) -> Rules:
+    """The rules of decoded observation ``row`` as far as it shows them.
+
+    Numeric options the observation does not carry (``ace_of_hearts_points``,
+    ``bid_bonus``, ``bid_penalty``, ``cursed_penalty``) take their defaults (give the
+    agents ``rules=`` for others). ``target_score`` is None (one round), except with
+    Cupid's Arrow, which needs a match (50); it never matters for one round's points.
+    """
+    hearts = bool(view["flags"]["hearts"][row])
+    options: dict[str, Any] = {name: bool(view["flags"][name][row]) for name in RULE_FLAGS}
+    for name in _SMOOR_ONLY if hearts else _HEARTS_ONLY:
+        options.pop(name)
+    target = 50 if options.get("cupids_arrow") else None
+    return Rules(game="hearts" if hearts else "smoorverliefd",
+                 num_players=int(view["players"][row]), target_score=target, **options)
+
+
+def rollout_rules(rules: Rules) -> Rules:
+    """The rules rollouts play: the same play and scoring, one round, no passing or curse.
+
+    Cupid's Arrow only decides who deals and names the suit; the named suit is in
+    the state and is scored with the full rules (``values``).
+    """
+    changes: dict[str, Any] = {"target_score": None, "cupids_arrow": False}
+    if rules.is_hearts:
+        changes["passing"] = False
+    return rules.replace(**changes)
+
+
+def knowledge(view: dict[str, Any], rows: np.ndarray, p: int) -> dict[str, np.ndarray]:
+    """The decoded fields of observations ``rows`` the world sampler reads, seats 0..P-1."""
+    return {
+        "hand": view["hand"][rows],
+        "played_by": view["played"][rows, :p],
+        "won": view["won"][rows, :p],
+        "trick": view["trick"][rows, :p],
+        "trick_size": view["trick_size"][rows],
+        "leader": view["leader"][rows],
+        "trick_index": view["trick_index"][rows],
+        "voids": view["voids"][rows, :p],
+        "bids": view["bids"][rows, :p],
+        "cursed_suit": view["cursed_suit"][rows],
+        "dealer": view["dealer"][rows],
+        "hearts_broken": view["hearts_broken"][rows],
+        "passed": view["passed"][rows],
+        "receiver": view["pass_offset"][rows],
+    }
+
+
+def sample_hidden(know: dict[str, np.ndarray], rules: Rules, worlds: int,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Hidden cards of ``worlds`` worlds per decision.
+
+    Returns (hands (D * W, P) uint64, dead (D * W,) uint64); row ``d * W + w`` is
+    world w of decision d; seat 0 (the observer, whose hand is known) is left empty.
+
+    Worlds are drawn card by card, each card going to a seat (or the dead pile) with
+    probability proportional to its free places among the places allowed to hold
+    it and able to keep the rest of the deal feasible (checked exactly with Hall's
+    condition over the 16 suit subsets). Without voids that is an exactly uniform
+    deal; with voids it is close to, not exactly, uniform over the consistent deals.
+    """
+    p, w = rules.num_players, worlds
+    d = len(know["hand"])
+    r = d * w
+    rep = np.repeat(np.arange(d), w)  # (R,) decision of each row
+    hand = know["hand"][rep]
+    played_by = know["played_by"][rep]  # (R, P)
+    played = np.bitwise_or.reduce(played_by, axis=1)
+    deck = np.uint64(rules.deck_mask)
+    receiver = know["receiver"][rep]  # (R,) 0 = none
+    # Cards I passed and nobody has played yet are with the receiver: pinned.
+    pinned = np.where(receiver > 0, know["passed"][rep] & ~played & ~hand, np.uint64(0))
+    unknown = deck & ~hand & ~played & ~pinned  # (R,)
+    hands = np.zeros((r, _SLOTS), np.uint64)
+    rows = np.arange(r)
+    hands[rows, receiver] |= pinned  # receiver 0 only when pinned is empty
+    cap = np.zeros((r, _SLOTS), np.int64)
+    cap[:, 1:p] = rules.hand_size - _popcount(played_by[:, 1:])
+    cap[rows, receiver] -= _popcount(pinned)
+    cap[:, 0] = 0
+    cap[:, _DEAD] = rules.dead_count
+    elig = np.zeros((r, _SLOTS, 4), bool)
+    elig[:, 1:p] = ~know["voids"][rep][:, 1:p]
+    elig[:, _DEAD] = True
+    demand = _popcount(unknown[:, None] & _SUIT_MASKS[None, :])  # (R, 4)
+    if (cap.sum(axis=1) != demand.sum(axis=1)).any():
+        raise ValueError("inconsistent observation: the unseen cards do not fill the hands")
+    # Hall's condition for every suit subset S: cards of S <= places open to some suit of S.
+    nbr = (elig[:, :, None, :] & _IN_SUBSET[None, None, :, :]).any(axis=3).astype(np.int64)
+    slack = (cap[:, :, None] * nbr).sum(axis=1) - demand @ _IN_SUBSET.T.astype(np.int64)
+    if (slack < 0).any():
+        raise ValueError("inconsistent observation: no deal respects the revealed voids")
+    todo = np.bitwise_or.reduce(unknown) if r else np.uint64(0)
+    in_subset = _IN_SUBSET.T.astype(np.int64)  # (4, 16)
+    # Slot j may take a card of suit s iff no subset S with s not in S is tight
+    # (slack 0) and has j among its places: giving j the card would leave S short.
+    # Subsets as the bits of a 16-bit word: bit S of nbr_bits[r, j] = j can hold a suit of S.
+    subset_bits = np.left_shift(1, np.arange(16))  # (16,)
+    nbr_bits = nbr @ subset_bits  # (R, 6)
+    voids = bool((~elig[:, 1:p]).any())  # without voids every open place is feasible
+    for card in C.cards_of(int(todo)):
+        suit = card // 13
+        bit = C.CARD_BITS[card]
+        has = (unknown & bit) != 0  # (R,)
+        weight = np.where(elig[:, :, suit], cap, 0)  # (R, 6)
+        if voids:
+            tight = ((slack == 0) & ~_IN_SUBSET[:, suit]) @ subset_bits  # (R,)
+            weight = np.where(nbr_bits & tight[:, None], 0, weight)
+        cum = np.cumsum(weight, axis=1)
+        x = rng.random(r) * cum[:, -1]
+        slot = np.minimum((cum <= x[:, None]).sum(axis=1), _SLOTS - 1)
+        sel = rows[has]
+        js = slot[has]
+        hands[sel, js] |= bit
+        cap[sel, js] -= 1
+        if voids:
+            slack[sel] += in_subset[suit][None, :] - nbr[sel, js]
+    return hands[:, :p].copy(), hands[:, _DEAD].copy()
+
+
+def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
+                 rng: np.random.Generator, phase: int = Phase.PLAY) -> State:
+    """Engine states (D * W games, row ``d * W + w``) of sampled worlds, observer in seat 0
+    and to act, in ``phase`` (play, or Blinde Liefde's bid).
+
+    Completed tricks are not rebuilt card by card (the observation does not give
+    their order): ``trick_cards`` and ``trick_winner`` of earlier tricks stay -1;
+    nothing in play or scoring reads them. Install the result with ``Engine.install``.
+    """
+    p, t = rules.num_players, rules.num_tricks
+    d = len(know["hand"])
+    rep = np.repeat(np.arange(d), worlds)
+    hands, dead = sample_hidden(know, rules, worlds, rng)
+    hands[:, 0] = know["hand"][rep]
+    r = len(rep)
+    st = State.empty(r, p, t)
+    played_by = know["played_by"][rep]
+    st.hands[:] = hands
+    st.dealt[:] = hands | played_by
+    st.dead[:] = dead
+    st.won[:] = know["won"][rep]
+    st.played[:] = np.bitwise_or.reduce(played_by, axis=1)
+    trick = know["trick"][rep].astype(np.int8)
+    st.current_trick[:] = trick
+    st.trick_mask[:] = np.bitwise_or.reduce(
+        np.where(trick >= 0, C.CARD_BITS[np.maximum(trick, 0)], np.uint64(0)), axis=1)
+    st.trick_size[:] = know["trick_size"][rep]
+    st.trick_index[:] = know["trick_index"][rep]
+    leader = know["leader"][rep]
+    lead_card = trick[np.arange(r), np.maximum(leader, 0)]
+    st.led_suit[:] = np.where(leader >= 0, lead_card // 13, -1)
+    at = np.minimum(st.trick_index, t - 1).astype(np.int64)
+    st.trick_leader[np.arange(r), at] = np.where(leader >= 0, leader, -1)
+    st.current_player[:] = 0
+    st.hearts_broken[:] = know["hearts_broken"][rep]
+    st.bids[:] = know["bids"][rep]
+    st.cursed_suit[:] = know["cursed_suit"][rep]
+    st.dealer[:] = know["dealer"][rep]
+    st.phase[:] = phase
+    return st
+
+
+class Playouts:
+    """Plays batches of worlds to the end of the round and values them for seat 0.
+
+    Keeps one engine per (rules, batch size) (engines are cheap to step, not to build).
+
+    Args:
+        policy: the rollout policy of every seat.
+    """
+
+    def __init__(self, policy: RolloutPolicy) -> None:
+        self.policy = policy
+        self._engines: dict[tuple[Rules, int], Engine] = {}
+
+    def engine(self, rules: Rules, n: int) -> Engine:
+        """An engine of ``n`` games of ``rules`` (reused between calls)."""
+        key = (rules, n)
+        if key not in self._engines:
+            if len(self._engines) > 64:
+                self._engines.clear()
+            self._engines[key] = Engine(rules, n)
+        return self._engines[key]
+
+    def finish(self, engine: Engine, rng: np.random.Generator) -> None:
+        """Step every game of ``engine`` with the rollout policy until its round is over."""
+        st = engine.state
+        while not st.match_over.all():
+            engine.step(self.policy(engine, rng))
+
+    def values(self, engine: Engine, rules: Rules) -> np.ndarray:
+        """(n,) float64 each finished game's value for seat 0: its round points
+        (the team's, with partners), or minus its penalty points in Hearts; the cursed
+        suit is scored with the full ``rules``."""
+        st = engine.state
+        scorer = engine if not rules.cupids_arrow else self.engine(rules, 1)
+        points = scorer.round_score(st.won, st.dead, st.bids, st.cursed_suit)[:, 0]
+        return -points.astype(np.float64) if rules.is_hearts else points.astype(np.float64)
+
+
+_RANKS = np.arange(52) % 13  # (52,) 0 = two .. 12 = ace
+_SUIT_OF = np.arange(52) // 13  # (52,)
+_QS = C.QUEEN_OF_SPADES
+
+
+def pass_card(hand: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """(N,) int64 the card to pass next in Hearts, by a hand-aware heuristic of the kind
+    strong players use (the search agents' passing; ``greedy`` passes by a fixed order).
+
+    Args:
+        hand: (N,) uint64 the hand as dealt (cards already chosen to pass included).
+        legal: (N,) uint64 the cards still to choose from.
+
+    Scores, highest passed first: ``QS`` unless guarded by four other spades;
+    ``AS``/``KS`` without ``QS`` unless guarded by four lower spades; the cards of a
+    short club or diamond suit (three or fewer: passing them makes a void, to
+    discard penalty cards on); high hearts; then high cards. Low spades are kept
+    (they guard against ``QS``).
+    """
+    cards = C.mask_to_bool(hand)  # (N, 52)
+    spades = np.bitwise_count(hand & C.SUIT_MASKS[3]).astype(np.int64)  # (N,)
+    low_spades = np.bitwise_count(hand & C.SUIT_MASKS[3] & np.uint64((1 << 49) - 1)).astype(
+        np.int64)  # spades below QS
+    has_queen = (hand & np.uint64(1 << _QS)) != 0
+    lengths = np.bitwise_count(hand[:, None] & C.SUIT_MASKS[None, :]).astype(np.int64)
+    score = _RANKS[None, :].astype(np.float64).repeat(len(hand), 0)  # high cards first
+    score[:, _SUIT_OF == C.HEARTS] += 8 + _RANKS[_SUIT_OF == C.HEARTS] * 0.5
+    short = (lengths[:, :2] <= 3)  # (N, 2) clubs, diamonds short enough to void
+    for suit in range(2):
+        score[:, suit == _SUIT_OF] += np.where(short[:, suit], 20 - 3 * lengths[:, suit], 0)[
+            :, None]
+    score[:, (_SUIT_OF == 3) & (_RANKS < 10)] -= 10  # low spades guard the queen
+    guarded = spades - 1 >= 4
+    score[:, _QS] = np.where(has_queen & ~guarded, 100, -5)
+    top = np.isin(np.arange(52), C.parse_cards("KS AS"))
+    unsafe = ~has_queen & (low_spades < 4)
+    score[:, top] = np.where(unsafe, 90, 5)[:, None] + _RANKS[top][None, :]
+    held = C.mask_to_bool(legal) & cards
+    return np.argmax(np.where(held, score, -np.inf), axis=1)

@@ -1,0 +1,445 @@
+"""``smoor-play``: play a match of Smoorverliefd or Hearts in the terminal against agents.
+
+    smoor-play --agents greedy mc mc --seat 0 --seed 7
+    smoor-play --game hearts --num-players 3 --agents mc
+    smoor-play --bidding --cupids-arrow --agents greedy     # rule options as flags
+
+Before each of your moves the table is shown: the seats with their round points,
+totals, bids and the card they put in the trick in progress; the last finished
+trick and who took it; the cursed suit (Cupid's Arrow); your hand grouped by suit,
+with your legal moves numbered. Type a move as a card (``QS``, ``10h``, ``q♠``), an
+action (``bid 3``, ``curse H``) or its number, or one of
+
+* ``hint``: what the ``mc`` agent would play here, with the mean round points it
+  expects of each legal move over sampled worlds;
+* ``undo``: back to your previous decision (the match is replayed from the seed
+  and the list of moves, and the agents' random generator is restored, so agents
+  whose moves depend only on the observation and that generator, as every agent
+  here without a ``time_budget``, answer as before);
+* ``quit`` (or the end of the input): stop.
+
+Input may come from a pipe (one move per line), so a whole match can be scripted.
+Every finished round is written to a game record (``smoor_env.record``, JSON lines,
+with an extra ``"agents"`` key naming the seats), rewritten after each round.
+The table uses ``rich`` when it is installed (the ``play`` extra) and plain text
+otherwise (or with ``--plain``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from smoor_env import cards as C
+from smoor_env.engine import Engine, action_str
+from smoor_env.observation import observe
+from smoor_env.record import round_record, write_records
+from smoor_env.render import TableView, suit_groups, table_view, trick_text
+from smoor_env.rules import GAME_DEFAULT, Rules
+from smoor_env.state import Phase
+
+COMMANDS = ("hint", "undo", "quit", "help")
+HELP = __doc__[__doc__.index("Type a move"):__doc__.index("Input may come")].strip()
+
+
+# ------------------------------------------------------------------ the match
+class Session:
+    """One match: the person's seat, the agents of the other seats, and every move so far.
+
+    Args:
+        rules: the rules of the match.
+        seed: the engine's seed; the agents' generator is seeded from it too.
+        seat: the seat the person plays.
+        agent_specs: one agent spec (``"mc:worlds=64"``) per other seat in seat
+            order, or a single one for all of them.
+    """
+
+    def __init__(self, rules: Rules, seed: int, seat: int, agent_specs: list[str]) -> None:
+        from agents import make_agent
+        from experiments.win_rates import parse_agent
+
+        p = rules.num_players
+        if not 0 <= seat < p:
+            raise ValueError(f"--seat must be a seat 0..{p - 1}, got {seat}")
+        others = [s for s in range(p) if s != seat]
+        if len(agent_specs) == 1:
+            agent_specs = agent_specs * len(others)
+        if len(agent_specs) != len(others):
+            raise ValueError(f"--agents must name one agent, or one for each of the {len(others)}"
+                             f" other seats {others}, got {len(agent_specs)}")
+        self.rules, self.seed, self.seat = rules, seed, seat
+        self.agents = {s: make_agent(name, **options)
+                       for s, (name, options) in zip(others, map(parse_agent, agent_specs),
+                                                     strict=True)}
+        self.names = [f"{s}:you" if s == seat else f"{s}:{spec.partition(':')[0]}"
+                      for s, spec in zip(range(p), self._seat_specs(agent_specs), strict=True)]
+        self.engine = Engine(rules, 1)
+        self.moves: list[int] = []  # every action of the match, in order
+        self.records: list[dict] = []  # one per finished round
+        self.rng = np.random.default_rng(seed)  # the agents' generator
+        # (number of moves, generator state) at each of the person's decisions, for undo.
+        self.decisions: list[tuple[int, dict]] = []
+        self.engine.reset(seed)
+
+    def _seat_specs(self, agent_specs: list[str]) -> list[str]:
+        specs = iter(agent_specs)
+        return ["you" if s == self.seat else next(specs) for s in range(self.rules.num_players)]
+
+    @property
+    def over(self) -> bool:
+        return bool(self.engine.state.match_over[0])
+
+    def legal_actions(self) -> list[int]:
+        """The person's legal actions: cards in the display order of the hand, else by id."""
+        st = self.engine.state
+        legal = np.flatnonzero(self.engine.legal_mask[0]).tolist()
+        if Phase(int(st.phase[0])) in (Phase.PLAY, Phase.PASS):
+            hand = C.cards_of(int(st.hands[0, self.seat]))
+            order = [c for _, group in suit_groups(hand) for c in group]
+            return [c for c in order if c in legal]
+        return legal
+
+    def step(self, action: int) -> dict | None:
+        """Play one action of the seat to act; returns the round's record if it ended."""
+        self.engine.step(np.array([action]))
+        self.moves.append(int(action))
+        if self.engine.state.round_over[0]:
+            record = round_record(self.engine, 0, self.seed)
+            record["agents"] = self.names
+            self.records.append(record)
+            return record
+        return None
+
+    def agent_action(self, seat: int) -> int:
+        obs = observe(self.engine, np.array([seat]))
+        return int(self.agents[seat].act({"observation": obs,
+                                          "action_mask": self.engine.legal_mask}, self.rng)[0])
+
+    def to_act(self) -> int:
+        return int(self.engine.state.current_player[0])
+
+    def mark_decision(self) -> None:
+        """Remember this decision point of the person (for ``undo``)."""
+        point = (len(self.moves), self.rng.bit_generator.state)
+        if not self.decisions or self.decisions[-1][0] != point[0]:
+            self.decisions.append(point)
+
+    def undo(self) -> bool:
+        """Back to the person's previous decision; False if there is none."""
+        if len(self.decisions) < 2:
+            return False
+        self.decisions.pop()
+        count, rng_state = self.decisions[-1]
+        moves = self.moves[:count]
+        self.engine.reset(self.seed)
+        self.moves, self.records = [], []
+        for action in moves:
+            self.step(action)
+        self.rng.bit_generator.state = rng_state
+        return True
+
+    def hint(self, worlds: int) -> tuple[int, dict[int, float]]:
+        """(the ``mc`` agent's move, {legal action: its estimated value}) for the person.
+
+        The values are ``MCAgent.evaluate``'s: the mean round points (Hearts: minus
+        penalty points) after each legal action over ``worlds`` hidden worlds sampled
+        from what the person's seat knows. Actions it does not search (a forced move,
+        Hearts passing) have no value. The hint draws from its own generator, not the
+        agents'.
+        """
+        from agents.mc import MCAgent
+
+        observation = {"observation": observe(self.engine, np.array([self.seat])),
+                       "action_mask": self.engine.legal_mask}
+        rng = np.random.default_rng([self.seed, len(self.moves)])
+        moves, values = MCAgent(worlds=worlds, rules=self.rules).evaluate(observation, rng)
+        return int(moves[0]), {int(a): float(values[0, a]) for a in np.flatnonzero(
+            ~np.isnan(values[0]))}
+
+
+# ------------------------------------------------------------------ reading moves
+def parse_move(text: str, legal: list[int]) -> int:
+    """The action a typed move names: its number (1-based, in ``legal``'s order), a card
+    (``QS``, ``10h``, ``q♠``) or an action text (``bid 3``, ``curse H``).
+
+    Raises:
+        ValueError: naming the problem, if the text is no legal move.
+    """
+    words = text.strip()
+    if words.isdigit():
+        number = int(words)
+        if 1 <= number <= len(legal):
+            return legal[number - 1]
+        raise ValueError(f"there is no move number {number} (1..{len(legal)})")
+    texts = {action_str(a).lower(): a for a in legal}
+    if words.lower() in texts:
+        return texts[words.lower()]
+    try:
+        card = C.parse_card(words)
+    except ValueError:
+        raise ValueError(f"cannot read {words!r} as a move") from None
+    if card not in legal:
+        raise ValueError(f"{C.card_str(card, symbols=True)} is not a legal move here")
+    return card
+
+
+def move_text(action: int) -> str:
+    """A card with its suit symbol (``Q♠``, ``10♥``), else the action's text (``bid 3``)."""
+    if action < C.NUM_CARDS:
+        return C.card_str(action, symbols=True).replace("T", "10")
+    return action_str(action)
+
+
+# ------------------------------------------------------------------ the screen
+class Screen:
+    """Writes the table and messages, with ``rich`` when available, else plain text.
+
+    Args:
+        plain: plain text even when ``rich`` is installed.
+        console: the ``rich.console.Console`` to write to (default: a new one on stdout).
+    """
+
+    def __init__(self, plain: bool = False, console=None) -> None:
+        self.console = console
+        if not plain and console is None:
+            try:
+                from rich.console import Console
+            except ImportError:
+                print("(plain text: install the 'play' extra for a clearer table: "
+                      "pip install -e '.[play]')")
+            else:
+                self.console = Console(highlight=False)
+
+    def say(self, text: str, style: str = "") -> None:
+        if self.console is None:
+            print(text)
+        else:
+            from rich.text import Text
+
+            self.console.print(Text(text, style=style))
+
+    def table(self, view: TableView, legal: list[int], you: int) -> None:
+        """The table: seats, trick, last trick, cursed suit, and the person's hand."""
+        head = ["seat", "trick", "round", "total"] + (["bid"] if view.bids is not None else [])
+        played = dict(view.trick)
+        rows = []
+        for seat, name in enumerate(view.names):
+            row = [("▶ " if seat == view.seat_to_act else "  ") + name,
+                   move_text(played[seat]) if seat in played else "",
+                   str(view.points[seat]), str(view.totals[seat])]
+            if view.bids is not None:
+                row.append(str(view.bids[seat]) if view.bids[seat] >= 0 else "-")
+            rows.append(row)
+        extra = []
+        if view.cursed_suit is not None:
+            extra.append(f"cursed suit: {C.SUIT_SYMBOLS[view.cursed_suit]}")
+        if view.last_trick:
+            extra.append(f"last trick: {trick_text(view.last_trick, view.names)} "
+                         f"- taken by {view.names[view.last_winner]}")
+        numbers = {action: k for k, action in enumerate(legal, 1)}
+        hand = view.hands[you] or []
+        # Each suit: (symbol, [(card text, its move number or None)]).
+        groups = [(C.SUIT_SYMBOLS[suit], [(C.RANKS[c % 13].replace("T", "10"), numbers.get(c))
+                                          for c in group]) for suit, group in suit_groups(hand)]
+        others = [a for a in legal if a >= C.NUM_CARDS]  # bids, cursed suits
+        if self.console is None:
+            self._plain(view.title, head, rows, extra, groups, others, numbers)
+        else:
+            self._rich(view.title, head, rows, extra, groups, others, numbers)
+
+    def _plain(self, title, head, rows, extra, groups, others, numbers) -> None:
+        widths = [max(len(r[k]) for r in [head, *rows]) for k in range(len(head))]
+        print("\n" + title)
+        for row in [head, *rows]:
+            print("  ".join(cell.ljust(w) if k == 0 else cell.rjust(w)
+                            for k, (cell, w) in enumerate(zip(row, widths, strict=True))))
+        for line in extra:
+            print(line)
+        print("your hand (legal moves numbered):")
+        for symbol, cards in groups:
+            print(f"  {symbol}  " + "  ".join(f"{rank}({n})" if n else rank
+                                              for rank, n in cards))
+        if others:
+            print("  " + "  ".join(f"{action_str(a)}({numbers[a]})" for a in others))
+
+    def _rich(self, title, head, rows, extra, groups, others, numbers) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(show_edge=False, pad_edge=False)
+        for k, name in enumerate(head):
+            table.add_column(name, justify="left" if k == 0 else "right")
+        for row in rows:
+            table.add_row(*row, style="bold yellow" if row[0].startswith("▶") else "")
+        self.console.print()
+        self.console.print(Text(title, style="bold"))
+        self.console.print(table)
+        for line in extra:
+            self.console.print(Text(line))
+        self.console.print(Text("your hand (legal moves numbered):"))
+        for symbol, cards in groups:
+            line = Text(f"  {symbol}  ", style="red" if symbol in "♥♦" else "")
+            for rank, n in cards:
+                line.append(f"{rank}({n})" if n else rank,
+                            style="bold green" if n else "dim")
+                line.append("  ")
+            self.console.print(line)
+        if others:
+            self.console.print(Text("  " + "  ".join(f"{action_str(a)}({numbers[a]})"
+                                                     for a in others), style="bold green"))
+
+
+# ------------------------------------------------------------------ the loop
+def read_line(prompt: str) -> str:
+    """A line of input; echoed when it comes from a pipe, so the transcript reads well."""
+    text = input(prompt)
+    if not sys.stdin.isatty():
+        print(text)
+    return text
+
+
+def play(session: Session, screen: Screen, record_path: Path | None, hint_worlds: int,
+         read=read_line) -> None:
+    """Run the match: agents move, the person is asked, until the match ends or input does."""
+    announced = 0  # rounds whose result was shown
+    while True:
+        while not session.over and session.to_act() != session.seat:
+            seat = session.to_act()
+            action = session.agent_action(seat)
+            session.step(action)
+            screen.say(f"{session.names[seat]} plays {move_text(action)}")
+        for record in session.records[announced:]:
+            screen.say(f"round {record['round']} over: points {record['round_points']}, "
+                       f"totals {record['totals']}", style="bold")
+        if len(session.records) != announced:
+            announced = len(session.records)
+            _save(session, record_path, screen)
+        if session.over:
+            view = table_view(session.engine, observer=session.seat, names=session.names)
+            screen.say("match over; won by " + ", ".join(view.names[s] for s in view.winners),
+                       style="bold")
+            return
+        session.mark_decision()
+        legal = session.legal_actions()
+        view = table_view(session.engine, observer=session.seat, names=session.names)
+        screen.table(view, legal, session.seat)
+        while True:
+            try:
+                text = read(f"your move ({view.phase.name.lower()}; number, card, "
+                            f"{', '.join(COMMANDS)}): ").strip()
+            except EOFError:
+                screen.say("\nend of input: stopping")
+                return
+            command = text.lower()
+            if command == "quit":
+                return
+            if command in ("help", ""):
+                screen.say(HELP)
+                continue
+            if command == "hint":
+                move, values = session.hint(hint_worlds)
+                screen.say(f"mc would play {move_text(move)}")
+                if values:
+                    screen.say(f"expected round points over {hint_worlds} sampled worlds: "
+                               + ", ".join(f"{move_text(c)} {v:+.1f}" for c, v in sorted(
+                                   values.items(), key=lambda item: -item[1])))
+                continue
+            if command == "undo":
+                if session.undo():
+                    announced = min(announced, len(session.records))
+                    screen.say("undone: back to your previous move")
+                    break
+                screen.say("nothing to undo")
+                continue
+            try:
+                action = parse_move(text, legal)
+            except ValueError as error:
+                screen.say(f"{error}; legal moves: " + ", ".join(
+                    f"{k}={move_text(a)}" for k, a in enumerate(legal, 1)), style="red")
+                continue
+            session.step(action)
+            screen.say(f"{session.names[session.seat]} plays {move_text(action)}")
+            break
+
+
+def _save(session: Session, path: Path | None, screen: Screen) -> None:
+    """Rewrite the game record with every finished round."""
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("", encoding="utf-8")  # write_records appends
+    write_records(path, session.records)
+    screen.say(f"game record: {path} ({len(session.records)} rounds)")
+
+
+# ------------------------------------------------------------------ command line
+def _rule_flags(parser: argparse.ArgumentParser) -> None:
+    """A flag per ``Rules`` option (``--num-players 3``, ``--bidding``, ``--no-passing``)."""
+    hints = typing.get_type_hints(Rules)
+    group = parser.add_argument_group("rules (see smoor_env.rules.Rules)")
+    for field in dataclasses.fields(Rules):
+        if not field.init:
+            continue
+        flag = "--" + field.name.replace("_", "-")
+        default = "the game's default" if field.default is GAME_DEFAULT else field.default
+        kind = hints[field.name]
+        if kind is bool:
+            group.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction,
+                               default=argparse.SUPPRESS, help=f"(default {default})")
+        elif kind is str:
+            group.add_argument(flag, dest=field.name, default=argparse.SUPPRESS,
+                               help=f"(default {default})")
+        else:  # int or int | None
+            group.add_argument(flag, dest=field.name, default=argparse.SUPPRESS,
+                               type=lambda t: None if t.lower() == "none" else int(t),
+                               help=f"an int{' or none' if kind is not int else ''} "
+                                    f"(default {default})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="smoor-play", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    parser.add_argument("--agents", nargs="+", default=["greedy"],
+                        help="one agent for every other seat, or one per other seat in seat "
+                             "order; name[:key=value,...] (e.g. mc:worlds=64, ppo)")
+    parser.add_argument("--seat", type=int, default=0, help="the seat you play")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="the match's seed (default: a random one, printed)")
+    parser.add_argument("--record", type=Path, default=None,
+                        help="game record file (default results/play/<game>_<P>p_seed<S>.jsonl)")
+    parser.add_argument("--hint-worlds", type=int, default=64,
+                        help="sampled worlds for 'hint'")
+    parser.add_argument("--plain", action="store_true", help="plain text even if rich is there")
+    _rule_flags(parser)
+    args = vars(parser.parse_args(argv))
+    options: dict[str, Any] = {f.name: args.pop(f.name) for f in dataclasses.fields(Rules)
+                               if f.name in args}
+    try:
+        rules = Rules(**options)
+        seed = (int(np.random.default_rng().integers(2**31)) if args["seed"] is None
+                else args["seed"])
+        session = Session(rules, seed, args["seat"], args["agents"])
+    except (ValueError, TypeError, ImportError) as error:
+        parser.error(str(error))
+    record = args["record"] or Path("results/play") / (
+        f"{rules.game}_{rules.num_players}p_seed{seed}.jsonl")
+    screen = Screen(plain=args["plain"])
+    screen.say(f"{rules.game}, {rules.num_players} players, seed {seed}; you are "
+               f"{session.names[session.seat]}; opponents: "
+               + ", ".join(n for s, n in enumerate(session.names) if s != session.seat))
+    play(session, screen, record, args["hint_worlds"])
+    if not session.records:
+        screen.say("no round finished: no game record written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

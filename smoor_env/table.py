@@ -1,0 +1,135 @@
+"""Agents at a table: ask each acting game's agent for a move, step the engine, repeat.
+
+The one loop that plays agents against each other, used by the Gymnasium
+environments (the opponents of the learner) and by every experiment. An agent
+is any object with the batched agent protocol (``agents.base.Agent``): a
+``name``, ``uses_observation`` and ``act(observations, rng)`` returning (n,)
+legal actions for a batch of ``{"observation": (n, D), "action_mask": (n, 70)}``;
+optionally ``act_packed(words, rng)``, the same actions from the mask packed into
+(n, 2) uint64 (``Engine.legal_words``), which spares building the mask. This
+module only plays agent objects; turning names into agents is ``agents.make_agent``.
+
+    table = Table(engine, [make_agent("greedy"), make_agent("random")], seating=[0, 1, 0, 1])
+    engine.reset(seed)
+    table.play(np.random.default_rng(seed))  # every match to its end
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from smoor_env.engine import Engine
+from smoor_env.observation import observe
+
+#: ``step(moves, acting)``: apply (B,) int64 moves in the (B,) bool ``acting`` games.
+StepFunction = Callable[[np.ndarray, np.ndarray], Any]
+
+
+def offers_packed(agent: Any) -> bool:
+    """Whether ``agent.act_packed`` may stand in for ``agent.act``: the agent reads only
+    the mask, has ``act_packed``, and its ``act`` is not overridden below the class that
+    defines ``act_packed`` (a subclass of a random agent with its own ``act`` must be
+    asked through ``act``)."""
+    if agent.uses_observation or not hasattr(agent, "act_packed"):
+        return False
+    mro = type(agent).__mro__
+
+    def owner(name: str) -> type:
+        return next((c for c in mro if name in vars(c)), type(agent))
+
+    return issubclass(owner("act_packed"), owner("act"))
+
+
+class Table:
+    """Which agent plays each seat of each game of an engine.
+
+    Args:
+        engine: the engine whose games the agents play.
+        agents: the distinct agents (objects with the agent protocol).
+        seating: (P,) or (B, P) ints: index in ``agents`` of the agent at each seat
+            (of every game, or of each game); -1 marks a seat no agent plays (a
+            learner's), where ``play`` stops.
+    """
+
+    def __init__(self, engine: Engine, agents: Sequence[Any],
+                 seating: Sequence[int] | np.ndarray) -> None:
+        p, b = engine.rules.num_players, engine.batch_size
+        self.engine = engine
+        self.agents = list(agents)
+        for agent in self.agents:
+            if not (hasattr(agent, "act") and hasattr(agent, "uses_observation")):
+                raise TypeError(f"{agent!r} is not an agent: it needs act(observations, rng) "
+                                f"and uses_observation (see agents.base.Agent); names are "
+                                f"turned into agents by agents.make_agent")
+        seating = np.asarray(seating)
+        if (seating.shape not in ((p,), (b, p)) or not np.issubdtype(seating.dtype, np.integer)
+                or ((seating < -1) | (seating >= len(self.agents))).any()):
+            raise ValueError(f"seating must be ({p},) or ({b}, {p}) ints in -1..{len(agents) - 1} "
+                             f"(the agent at each seat), got {seating.tolist()}")
+        # (B * P,) agent index of each (game, seat), flat; -1 none.
+        self._seated = np.broadcast_to(seating, (b, p)).reshape(-1).astype(np.int64)
+        self._base = np.arange(b) * p  # (B,) flat index of seat 0 of each game
+        self._packed = [offers_packed(agent) for agent in self.agents]
+
+    def agent_to_act(self) -> np.ndarray:
+        """(B,) int64 index of the agent whose seat is to act in each game (-1: none)."""
+        return self._seated.take(self._base + self.engine.state.current_player)
+
+    def moves(self, acting: np.ndarray, rng: np.random.Generator | Sequence[np.random.Generator],
+              who: np.ndarray | None = None) -> np.ndarray:
+        """(B,) int64 the move of each ``acting`` (B,) bool game's agent (0 elsewhere).
+
+        Each agent is asked once, for all the games where it is to act, in the order of
+        ``agents``. ``rng``: one generator for every agent, or one per agent. ``who``:
+        ``agent_to_act()`` if already known.
+        """
+        engine = self.engine
+        st = engine.state
+        who = self.agent_to_act() if who is None else who
+        moves = np.zeros(engine.batch_size, np.int64)
+        mask = words = None  # (B, 70) bool / (B, 2) uint64: built once, if needed
+        for index, agent in enumerate(self.agents):
+            rows = np.flatnonzero(acting if len(self.agents) == 1 else acting & (who == index))
+            if not len(rows):
+                continue
+            agent_rng = rng if isinstance(rng, np.random.Generator) else rng[index]
+            if self._packed[index]:
+                words = engine.legal_words if words is None else words
+                moves[rows] = agent.act_packed(words.take(rows, axis=0), agent_rng)
+                continue
+            mask = engine.legal_mask if mask is None else mask
+            seen = observe(engine, st.current_player[rows], rows) if agent.uses_observation \
+                else None
+            moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows]}, agent_rng)
+        return moves
+
+    def play(self, rng: np.random.Generator | Sequence[np.random.Generator],
+             step: StepFunction | None = None) -> None:
+        """Play until no game has an agent to act: every match is over or waits for a
+        seat marked -1.
+
+        Args:
+            rng: one generator for every agent, or one per agent.
+            step: applies each round of moves: ``step(moves, acting)``; default
+                ``engine.step(moves, active=acting)``. (The environments step through
+                their observation tracker and collect rewards.)
+        """
+        st = self.engine.state
+        step = step or (lambda moves, acting: self.engine.step(moves, active=acting))
+        while True:
+            who = self.agent_to_act()
+            acting = (who >= 0) & ~st.match_over  # (B,)
+            if not acting.any():
+                return
+            step(self.moves(acting, rng, who), acting)
+
+
+def play_tables(engine: Engine, agents: Sequence[Any], seating: Sequence[int] | np.ndarray,
+                rng: np.random.Generator | Sequence[np.random.Generator],
+                step: StepFunction | None = None) -> None:
+    """``Table(engine, agents, seating).play(rng, step)``: play the engine's games to their
+    end (or to a seat no agent plays)."""
+    Table(engine, agents, seating).play(rng, step)

@@ -1,0 +1,126 @@
+"""smoor-play: whole matches through a pipe, refused moves, hint, undo, records, flags."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from experiments import play
+from smoor_env import Rules, parse_card
+from smoor_env.record import read_records, replay
+
+ROOT = Path(__file__).parent.parent
+
+
+def _run(monkeypatch, capsys, argv: list[str], lines: list[str]) -> str:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("".join(line + "\n" for line in lines)))
+    assert play.main(argv) == 0
+    return capsys.readouterr().out
+
+
+def test_console_script_is_declared():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["smoor-play"] == "experiments.play:main"
+
+
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rich"])
+def test_a_whole_match_through_a_pipe(tmp_path, plain):
+    record = tmp_path / "match.jsonl"
+    command = [sys.executable, "-m", "experiments.play", "--agents", "greedy", "random",
+               "--seat", "1", "--seed", "5", "--game", "hearts", "--num-players", "3",
+               "--target-score", "40", "--record", str(record)] + (["--plain"] if plain else [])
+    moves = "1\n" * 3000  # always the first legal move, more than the match needs
+    done = subprocess.run(command, input=moves, capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "match over; won by" in done.stdout and "pass: 1:you" not in done.stdout
+    assert "your hand (legal moves numbered):" in done.stdout
+    records = list(read_records(record))
+    assert len(records) >= 2 and max(records[-1]["totals"]) >= 40
+    for r in records:
+        assert r["agents"] == ["0:greedy", "1:you", "2:random"]
+        replay(r)
+    assert done.stdout.count("round ") >= len(records)
+
+
+def test_refused_moves_hint_undo_and_end_of_input(monkeypatch, capsys, tmp_path):
+    argv = ["--agents", "greedy", "--seed", "11", "--target-score", "none", "--plain",
+            "--record", str(tmp_path / "r.jsonl"), "--hint-worlds", "16"]
+    # First decision of seat 0 in this deal, read from a session of the same options.
+    session = play.Session(Rules(target_score=None), 11, 0, ["greedy"])
+    while session.to_act() != 0:
+        session.step(session.agent_action(session.to_act()))
+    legal = session.legal_actions()
+    illegal = next(c for c in range(52) if c not in legal)
+    first = play.move_text(legal[0])
+    out = _run(monkeypatch, capsys, argv, ["ZZ", play.move_text(illegal), "99", "undo", "hint",
+                                           first, "undo", "quit"])
+    assert "cannot read 'ZZ' as a move; legal moves: 1=" + first in out
+    assert f"{play.move_text(illegal)} is not a legal move here" in out
+    assert f"there is no move number 99 (1..{len(legal)})" in out
+    assert "nothing to undo" in out
+    hint = out.split("mc would play ")[1].splitlines()
+    assert parse_card(hint[0].replace("10", "T")) in legal
+    estimated = hint[1].split(": ", 1)[1].split(", ")
+    assert sorted(parse_card(e.split()[0].replace("10", "T")) for e in estimated) == sorted(legal)
+    assert f"0:you plays {first}" in out and "undone: back to your previous move" in out
+    tables = out.split("your move")
+    # The table after undo is the table before the move (agents answered as before).
+    first_table = tables[0][tables[0].index("Smoorverliefd, 4 players"):]
+    after_undo = out.split("undone: back to your previous move")[1]
+    assert after_undo[after_undo.index("Smoorverliefd, 4 players"):].startswith(first_table)
+    assert "no round finished: no game record written" in out
+    assert not (tmp_path / "r.jsonl").exists()
+    # The end of the input stops as cleanly as quit.
+    out = _run(monkeypatch, capsys, argv, ["1", "1"])
+    assert "end of input: stopping" in out
+
+
+def test_moves_by_card_text_number_and_action():
+    assert play.parse_move("10h", [34, 36]) == parse_card("TH")
+    assert play.parse_move("q♠", [49]) == 49 and play.parse_move("QS", [49]) == 49
+    assert play.parse_move("2", [10, 49]) == 49
+    assert play.parse_move("Bid 3", [52, 55]) == 55
+    assert play.parse_move("curse h", [66, 68]) == 68
+    for text, message in (("bid 4", "cannot read"), ("0", "no move number"),
+                          ("AS", "not a legal move")):
+        with pytest.raises(ValueError, match=message):
+            play.parse_move(text, [52, 55])
+
+
+def test_bidding_and_cupid_show_bids_and_cursed_suit(monkeypatch, capsys, tmp_path):
+    out = _run(monkeypatch, capsys, ["--bidding", "--cupids-arrow", "--target-score", "20",
+                                     "--agents", "greedy", "--seed", "2", "--plain",
+                                     "--record", str(tmp_path / "r.jsonl")], ["1"] * 60)
+    assert "bid 0(1)  bid 1(2)" in out and "seat" in out and " bid" in out.split("seat")[1]
+    assert "cursed suit: " in out
+
+
+def test_hint_values_every_legal_move():
+    session = play.Session(Rules(game="hearts", target_score=None, passing=False), 4, 0,
+                           ["random"])
+    while session.to_act() != 0 or len(session.legal_actions()) < 2:
+        action = (session.legal_actions()[0] if session.to_act() == 0
+                  else session.agent_action(session.to_act()))
+        session.step(action)
+    move, values = session.hint(worlds=16)
+    assert sorted(values) == sorted(session.legal_actions()) and move in values
+    assert values[move] == max(values.values())
+    assert all(-26 <= v <= 0 for v in values.values())  # Hearts: minus penalty points
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seat", "7"], "--seat must be a seat 0..3"),
+    (["--game", "hearts", "--bidding"], "Smoorverliefd options cannot be used in Hearts"),
+    (["--agents", "greedy", "mc"], "one for each of the 3 other seats"),
+    (["--agents", "nobody"], "unknown agent 'nobody'"),
+])
+def test_bad_options_are_refused(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        play.main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
