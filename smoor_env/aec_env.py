@@ -111,7 +111,7 @@ class _CheckedCalls(wrappers.BaseWrapper):
         return super().state()
 
     def last(self, observe: bool = True) -> tuple:
-        self.unwrapped._require_reset("last")
+        self.unwrapped._require_agents("last")
         return super().last(observe)
 
     def agent_iter(self, max_iter: int = 2**63) -> Any:
@@ -186,6 +186,17 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if not self._started:
             raise NotResetError(f"{method}() before the first reset(); call reset() first")
 
+    def _require_agents(self, method: str) -> None:
+        """Raise unless a match is running with agents left to act."""
+        self._require_reset(method)
+        if not self.agents:
+            raise RuntimeError(f"{method}() after the match ended and every agent left; call "
+                               f"reset() to start a new match")
+
+    def last(self, observe: bool = True) -> tuple:
+        self._require_agents("last")
+        return super().last(observe)
+
     def _seat_of(self, agent: Any, method: str | None = None) -> int:
         """The seat of an agent name (ValueError naming the agents if it is not one)."""
         if method is not None:
@@ -198,10 +209,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         """Raise if ``step(action)`` cannot be taken now: before reset, after every agent
         has left the ended match, or an action that is not None for a finished agent nor
         an int 0..69 for the agent to act (legality is the engine's check)."""
-        self._require_reset("step")
-        if not self.agents:
-            raise RuntimeError("step() after the match ended and every agent left; call "
-                               "reset() to start a new match")
+        self._require_agents("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             if action is not None:

@@ -286,8 +286,8 @@ class SmoorVectorEnv(VectorEnv):
         dealt from the seed's stream, each with the next game id."""
         reset_options(options, ())
         if seed is not None:
-            check_seed(seed)
-            self._seed = int(seed)
+            seed = check_seed(seed)  # a Python int (Gymnasium's spaces take no numpy ints)
+            self._seed = seed
             self._episodes = 0
             self._match.rng = np.random.default_rng(seed)
             self.action_space.seed(seed)

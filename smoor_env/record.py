@@ -31,6 +31,7 @@ import numpy as np
 
 from smoor_env import cards as C
 from smoor_env.checks import SEED_LIMIT
+from smoor_env.deal import game_keys
 from smoor_env.engine import Engine
 from smoor_env.rules import Rules, turn_order
 from smoor_env.state import BID_OFFSET, CURSE_OFFSET
@@ -117,9 +118,7 @@ def _texts(mask: int) -> list[str]:
 def _stream_is_game_zero(engine: Engine, game: int, seed: int) -> bool:
     """Whether game ``game`` of the engine draws from seed ``seed``'s game id 0 stream
     (the one a record's seed names)."""
-    probe = Engine(engine.rules, 1)
-    probe.reset(seed, dealers=[0])
-    return probe.state.game_key[0] == engine.state.game_key[game]
+    return game_keys(seed, np.zeros(1, np.uint64))[0] == engine.state.game_key[game]
 
 
 def round_record(engine: Engine, game: int, seed: int | None) -> dict:

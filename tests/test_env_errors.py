@@ -112,6 +112,7 @@ def test_aec_after_the_end(aec):
         else:
             aec.step(int(np.argmax(obs["action_mask"])))
     _rejected(aec, lambda: aec.step(None), RuntimeError, "call reset()")
+    _rejected(aec, aec.last, RuntimeError, "call reset()")
 
 
 @pytest.mark.parametrize("rules", ["hearts", {"game": "hearts"}, 4], ids=repr)
