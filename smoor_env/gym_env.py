@@ -53,7 +53,14 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from smoor_env.checks import check_action, check_count, check_seed, is_int, reset_options
+from smoor_env.checks import (
+    check_action,
+    check_count,
+    check_seed,
+    int_array,
+    is_int,
+    reset_options,
+)
 from smoor_env.engine import Engine
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker
 from smoor_env.render import render_rgb, render_text
@@ -361,9 +368,12 @@ class SmoorVectorEnv(VectorEnv):
         Returns:
             (K, OBSERVATION_SIZE) float32 the learner's first observations in ``games``.
         """
-        games = np.asarray(games, np.int64)  # (K,)
-        if games.ndim != 1 or ((games < 0) | (games >= self.num_envs)).any():
-            raise ValueError(f"games must be indices 0..{self.num_envs - 1}, got {games}")
+        if not self._started:
+            raise RuntimeError("restart() before the first reset(); call reset() first")
+        games = int_array(games, "games", (None,), 0, self.num_envs - 1, np.int64)  # (K,)
+        if len(np.unique(games)) != len(games):
+            raise ValueError(f"games must be distinct indices 0..{self.num_envs - 1}, got "
+                             f"{games.tolist()}")
         self._start(games)
         self._match.advance(None, np.isin(np.arange(self.num_envs), games))
         return self._match.observation(copy=False)[games]

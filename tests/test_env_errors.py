@@ -238,3 +238,13 @@ def test_vector_illegal_action_raises_before_any_autoreset():
     assert not vector._needs_reset.all()  # matches of several rounds end apart
     illegal = np.argmin(info["action_mask"], axis=1)  # illegal where a game still plays
     _rejected(vector, lambda: vector.step(illegal), ValueError, "illegal action")
+
+
+@pytest.mark.parametrize("games", [[0.5], [True], [3], [-1], [0, 0], "0"], ids=repr)
+def test_vector_restart_bad_games(vector, games):
+    vector.reset(seed=0)
+    _rejected(vector, lambda: vector.restart(games), ValueError, "games")
+
+
+def test_vector_restart_before_reset(vector):
+    _rejected(vector, lambda: vector.restart([0]), RuntimeError, "call reset()")
