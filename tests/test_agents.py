@@ -36,6 +36,12 @@ RULE_SETS = {
 }
 
 
+def small_ismcts(**options):
+    """A fast ismcts for the tests (few iterations)."""
+    options = {"iterations": 48, "walks": 16, "seed_worlds": 4, **options}
+    return make_agent("ismcts", **options)
+
+
 def small_mc(**options) -> MCAgent:
     return make_agent("mc", **{"worlds": 4, **options})
 
@@ -88,7 +94,8 @@ def test_every_agent_returns_legal_actions_in_batches(rules):
     live = np.flatnonzero(~engine.state.match_over)
     obs = {k: v[live] for k, v in observations(engine).items()}
     for agent in (make_agent("random"), make_agent("greedy"), small_mc(),
-                  small_mc(rollout="greedy", rollouts=2)):
+                  small_mc(rollout="random", rollouts=2), small_ismcts(),
+                  small_ismcts(opponents_in_tree=True, seed_worlds=0)):
         actions = agent.act(obs, np.random.default_rng(1))
         assert actions.shape == (len(live),)
         assert obs["action_mask"][np.arange(len(live)), actions].all(), agent.name
@@ -240,7 +247,8 @@ def _swap_hidden(state, seat: int, rng: np.random.Generator):
 
 @pytest.mark.parametrize("name", ["smoor-4", "smoor-3", "trump", "hearts-4-no-pass",
                                   "hearts-5"])
-def test_mc_does_not_peek_at_hidden_cards(name):
+@pytest.mark.parametrize("agent", ["mc", "ismcts"])
+def test_search_agents_do_not_peek_at_hidden_cards(name, agent):
     rules = RULE_SETS[name]
     checked = 0
     for seed in range(40):
@@ -259,9 +267,9 @@ def test_mc_does_not_peek_at_hidden_cards(name):
         assert (obs_a["observation"] == obs_b["observation"]).all()
         assert (obs_a["action_mask"] == obs_b["action_mask"]).all()
         assert (st.hands != other.hands).any()
-        agent = make_agent("mc", worlds=16)
-        a = agent.act(obs_a, np.random.default_rng(seed))
-        b = agent.act(obs_b, np.random.default_rng(seed))
+        player = make_agent("mc", worlds=16) if agent == "mc" else small_ismcts()
+        a = player.act(obs_a, np.random.default_rng(seed))
+        b = player.act(obs_b, np.random.default_rng(seed))
         assert a.tolist() == b.tolist()
         checked += 1
     assert checked >= 5
@@ -276,6 +284,30 @@ def test_mc_is_deterministic_for_a_seed(rollout):
     runs = [make_agent("mc", worlds=16, rollout=rollout).act(obs, np.random.default_rng(42))
             for _ in range(2)]
     assert runs[0].tolist() == runs[1].tolist()
+
+
+def test_ismcts_is_deterministic_for_a_seed():
+    engine = random_positions(Rules(game="hearts", target_score=None), 12, seed=9)
+    live = np.flatnonzero(~engine.state.match_over)
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    runs = [small_ismcts().act(obs, np.random.default_rng(42)) for _ in range(2)]
+    assert runs[0].tolist() == runs[1].tolist()
+
+
+@pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
+                                     {"rollout": "smart"}, {"seed_worlds": -1},
+                                     {"time_budget": 0}, {"iterations": True}])
+def test_ismcts_rejects_bad_options(options):
+    with pytest.raises((ValueError, TypeError)):
+        make_agent("ismcts", **options)
+
+
+@pytest.mark.parametrize("spec", ["greedy:1.5", "random:0.1", "greedy:x", "best"])
+def test_rollout_policy_rejects_bad_specs(spec):
+    from agents.rollout import RolloutPolicy
+
+    with pytest.raises(ValueError, match="rollout"):
+        RolloutPolicy(spec)
 
 
 # ---------------------------------------------------------- strength smoke test
