@@ -422,3 +422,24 @@ def test_rollout_speed_script_measures_every_policy(tmp_path):
     assert len(rows) == 1 and rows[0]["ratio"]["random"] == 1.0
     assert set(rows[0]["us_per_ply"]) == {"random", "greedy", "greedy:0.2"}
     assert all(v > 0 for v in rows[0]["us_per_ply"].values())
+
+
+@pytest.mark.parametrize("rules, phase", [
+    (Rules(bidding=True, target_score=None), Phase.BID),
+    (Rules(cupids_arrow=True, target_score=30, num_players=3), Phase.CURSE)])
+def test_mc_chooses_bids_and_cursed_suits_by_simulation(rules, phase):
+    """Every legal bid (or suit) is played out over sampled worlds; the choice is the best."""
+    engine = Engine(rules, 32)
+    engine.reset(3)
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # to the first decision of that phase (Cupid's Arrow: round 2)
+        if (engine.state.phase == phase).any():
+            break
+        engine.step(engine.sample_legal(rng))
+    rows = np.flatnonzero(engine.state.phase == phase)
+    assert len(rows)
+    obs = {k: v[rows] for k, v in observations(engine).items()}
+    actions, values = small_mc(worlds=8).evaluate(obs, rng)
+    legal = obs["action_mask"].astype(bool)
+    assert np.isfinite(values[legal]).all() and np.isnan(values[~legal]).all()
+    assert (actions == np.argmax(np.where(legal, values, -np.inf), axis=1)).all()
