@@ -9,6 +9,7 @@ from typing import Any
 
 from agents.base import Agent, agent_names, make_agent, register
 from agents.greedy import GreedyAgent
+from agents.ismcts import ISMCTSAgent
 from agents.mc import MCAgent
 from agents.random_agent import RandomAgent
 
@@ -35,5 +36,5 @@ def _make_rllib(**options: Any) -> Agent:
     return RLlibAgent(**options)
 
 
-__all__ = ["Agent", "GreedyAgent", "MCAgent", "RandomAgent", "agent_names", "make_agent",
-           "register"]
+__all__ = ["Agent", "GreedyAgent", "ISMCTSAgent", "MCAgent", "RandomAgent", "agent_names",
+           "make_agent", "register"]

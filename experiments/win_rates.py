@@ -42,7 +42,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -147,31 +147,51 @@ def rules_for(rule_set: str, players: int, matches: bool):
 
 def play_chunk(args: Args, rule_set: str, players: int, chunk: int,
                made: dict[str, Any] | None = None) -> list[dict]:
-    """Play deals ``chunk * args.chunk ..`` of one rule set and player count, every rotation.
+    """Play deals ``chunk * args.chunk ..`` of one rule set and player count, every rotation
+    (``made``: see ``play_deals``)."""
+    deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
+    lineup = [args.agents[s % len(args.agents)] for s in range(players)]
+    return play_deals(rule_set, players, args.matches, deals, [lineup] * len(deals), args.seed,
+                      chunk, made)
 
-    ``made``: agents already built, by spec (the Ray backend builds them once); the
-    others are made here from their specs.
+
+def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
+               lineups: list[list[str]], seed: int, chunk: int,
+               made: dict[str, Any] | None = None) -> list[dict]:
+    """Play every deal once per rotation of its own line-up through the seats.
+
+    Args:
+        deals: (D,) deal numbers; deal d has the same cards in every rotation and run.
+        lineups: D line-ups of P agent specs, seat by seat in rotation 0; rotation r
+            seats ``lineup[(seat + r) % P]`` at ``seat``.
+        seed: seed of the deals; the agents' random stream is keyed by (seed, rule set,
+            players, chunk), so a chunk plays the same wherever it runs.
+        made: agents already built, by spec (the Ray backend builds them once and puts
+            them in the object store); the others are made here from their specs.
+
+    Returns:
+        One row (``CSV_COLUMNS``) per game, seat and finished round, in play order.
     """
     from smoor_env import Engine
     from smoor_env.table import play_tables
 
-    rules = rules_for(rule_set, players, args.matches)
-    deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
-    lineup = [args.agents[s % len(args.agents)] for s in range(players)]
-    specs = sorted(set(lineup))
+    rules = rules_for(rule_set, players, matches)
+    specs = sorted({spec for lineup in lineups for spec in lineup})
     made = made or {}
     agents = [made[spec] if spec in made else build_agent(spec) for spec in specs]
-    lineup_index = np.array([specs.index(spec) for spec in lineup])  # (P,)
+    # (D, P) index into `agents` of each deal's line-up
+    lineup_index = np.array([[specs.index(spec) for spec in lineup] for lineup in lineups])
     games = len(deals) * players
-    deal_of = np.repeat(deals, players)  # (G,) game -> deal: the same cards for every rotation
+    deal_row = np.repeat(np.arange(len(deals)), players)  # (G,) game -> row of `deals`
+    deal_of = np.asarray(deals)[deal_row]  # (G,) the same cards for every rotation
     rotation = np.tile(np.arange(players), len(deals))  # (G,)
     seats = np.arange(players)
     # (G, P) index into `agents` of the agent at each seat of each game.
-    seat_agent = lineup_index[(seats[None, :] + rotation[:, None]) % players]
+    seat_agent = lineup_index[deal_row[:, None], (seats[None, :] + rotation[:, None]) % players]
     engine = Engine(rules, games)
     stream = zlib_seed(rule_set, players)
-    engine.reset(args.seed + stream, game_ids=deal_of)
-    rng = np.random.default_rng([args.seed, stream, chunk])
+    engine.reset(seed + stream, game_ids=deal_of)
+    rng = np.random.default_rng([seed, stream, chunk])
     st = engine.state
     rows: list[dict] = []
 
@@ -192,6 +212,147 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int,
 
     play_tables(engine, agents, seat_agent, rng, step)
     return rows
+
+
+class WorkerInterrupted(Exception):
+    """A KeyboardInterrupt in a worker process, carried back to the main process (a pool
+    worker passes on only ``Exception``s: a bare KeyboardInterrupt would kill it and
+    leave its task unanswered forever)."""
+
+
+#: ``play`` of the forked worker processes: set before they fork, so it need not pickle.
+_worker_play: Callable[..., list[dict]] | None = None
+
+
+def _play_in_worker(unit: tuple) -> tuple[tuple, list[dict]]:
+    try:
+        return unit, _worker_play(*unit)
+    except KeyboardInterrupt:
+        raise WorkerInterrupted(f"unit {unit} interrupted") from None
+
+
+def finished_units(units: list[tuple], play: Callable[..., list[dict]], workers: int,
+                   backend: str = "local", address: str = "",
+                   shared: Callable[[], dict[str, Any]] | None = None,
+                   ) -> Iterator[tuple[tuple, list[dict]]]:
+    """``(unit, play(*unit))`` of every unit, in the order they finish: in this process,
+    in ``workers`` forked processes, or as Ray tasks (``backend="ray"``, ``workers`` at a
+    time; see ``finished_on_ray``). Closing the iterator (Ctrl-C) stops the workers at once."""
+    global _worker_play
+    if backend == "ray":
+        yield from finished_on_ray(units, play, workers, address, shared)
+        return
+    if workers == 1 or len(units) <= 1:
+        for unit in units:
+            yield unit, play(*unit)
+        return
+    # Workers ignore SIGINT: Ctrl-C reaches this process, which stops them (terminate).
+    _worker_play = play
+    pool = multiprocessing.get_context("fork").Pool(min(workers, len(units)),
+                                                     initializer=signal.signal,
+                                                     initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        yield from pool.imap_unordered(_play_in_worker, units)
+    except WorkerInterrupted:
+        raise KeyboardInterrupt from None
+    finally:
+        pool.terminate()
+        pool.join()
+        _worker_play = None
+
+
+def finished_on_ray(units: list[tuple], play: Callable[..., list[dict]], workers: int,
+                    address: str = "", shared: Callable[[], dict[str, Any]] | None = None,
+                    ) -> Iterator[tuple[tuple, list[dict]]]:
+    """``(unit, play(*unit, made=shared objects))`` of every unit, as Ray tasks.
+
+    Joins the Ray at ``address``, else the one this process already started, else starts
+    a local Ray with this machine's cores (and stops it at the end). ``shared()`` (heavy
+    objects, e.g. the agents, by name) is built once here and put in the object store:
+    each machine fetches it once, instead of every task carrying it.
+    """
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
+    objects = shared() if shared else {}
+    names = list(objects)
+    references = [ray.put(objects[name]) for name in names]
+    task = ray.remote(num_cpus=1, max_retries=0)(play_with_shared)
+    waiting = iter(units)
+    running: dict[Any, tuple] = {}  # task reference -> its unit
+
+    def submit() -> None:
+        unit = next(waiting, None)
+        if unit is not None:
+            running[task.remote(play, unit, names, *references)] = unit
+
+    try:
+        for _ in range(workers):
+            submit()
+        while running:
+            [done], _ = ray.wait(list(running), num_returns=1)
+            del running[done]
+            submit()
+            yield ray.get(done)
+    finally:
+        for reference in running:
+            ray.cancel(reference, force=True)
+        if started_here:
+            ray.shutdown()
+
+
+def play_with_shared(play: Callable[..., list[dict]], unit: tuple, names: list[str],
+                     *objects: Any) -> tuple[tuple, list[dict]]:
+    """A Ray task: ``(unit, play(*unit, made={name: object}))`` (Ray hands it the objects
+    from the object store); ``play(*unit)`` when nothing is shared."""
+    if not names:
+        return unit, play(*unit)
+    return unit, play(*unit, made=dict(zip(names, objects, strict=True)))
+
+
+def play_units(units: list[tuple], play: Callable[..., list[dict]], workers: int,
+               progress: bool, desc: str,
+               on_done: Callable[[tuple, list[dict]], None] | None = None, *,
+               done_before: int = 0, backend: str = "local", address: str = "",
+               shared: Callable[[], dict[str, Any]] | None = None,
+               ) -> tuple[dict[tuple, list[dict]], bool]:
+    """Run ``play(*unit)`` for every unit (see ``finished_units``), with a progress bar.
+
+    ``on_done(unit, rows)`` is called in this process as each unit finishes (in any
+    order). Ctrl-C (here or in a worker) stops early and keeps the finished units.
+    ``done_before``: units finished by an earlier session (the bar starts there).
+
+    Returns:
+        (rows of each finished unit, whether the run was interrupted).
+    """
+    results: dict[tuple, list[dict]] = {}
+    interrupted = False
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=done_before + len(units), initial=done_before, unit="chunk",
+                   desc=desc, file=sys.stderr)
+    try:
+        with contextlib.closing(finished_units(units, play, workers, backend, address,
+                                               shared)) as finished:
+            for unit, rows in finished:
+                results[unit] = rows
+                if on_done:
+                    on_done(unit, rows)
+                if bar:
+                    bar.update()
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"\ninterrupted: keeping the {done_before + len(results)} of "
+              f"{done_before + len(units)} finished chunks (--resume continues the run)",
+              file=sys.stderr)
+    finally:
+        if bar:
+            bar.close()
+    return results, interrupted
 
 
 def zlib_seed(rule_set: str, players: int) -> int:
@@ -282,23 +443,49 @@ def format_table(summary: dict) -> str:
 
 
 # ---------------------------------------------------------------------- plots
+#: Resolution of the PNG plots: enough on a screen, small in a repository or notebook.
+PNG_DPI = 90
+
+
+def save_figure(fig, png_path: Path) -> list[Path]:
+    """Write the ``matplotlib.figure.Figure`` as PNG (for screens and notebooks) and SVG
+    (vector, for papers) next to each other, and return both paths. The plots build
+    ``Figure`` objects without pyplot, so they neither need nor change a backend (a
+    notebook's inline plots keep working)."""
+    svg_path = png_path.with_suffix(".svg")
+    fig.savefig(png_path, dpi=PNG_DPI)
+    fig.savefig(svg_path)
+    return [png_path, svg_path]
+
+
+def run_caption(summary: dict) -> str:
+    """What a tournament's plots show: deals, line-up, seed and game length."""
+    args = summary.get("args", {})
+    deals = sorted({r["deals"] for r in summary["table"]})
+    lineup = ", ".join(args.get("agents", sorted({r["agent"] for r in summary["table"]})))
+    return (f"{'/'.join(map(str, deals))} duplicate deals per panel point, each played in every "
+            f"seat rotation; line-up by seat (repeated to fill the table): {lineup}; "
+            f"seed {args.get('seed', '?')}; "
+            f"{'whole matches' if args.get('matches') else 'single rounds'}")
+
+
 def plot_summary(summary: dict, folder: Path) -> list[Path]:
     """Round-win rate and mean points per round against the player count, one panel per
-    rule set, with 95% error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    rule set, with 95% error bars; the win-rate panels draw the chance rate 1/P. Each
+    plot is written as PNG and SVG; returns the paths."""
+    from matplotlib.figure import Figure
 
     written = []
     rule_sets = sorted({r["rule_set"] for r in summary["table"]})
+    caption = run_caption(summary)
     for metric, ci, label, name in (
             ("round_win_rate", "round_win_ci", "round-win rate (ties share)", "win_rates.png"),
             ("mean_points", "mean_points_ci", "mean points per round", "points.png")):
-        fig, axes = plt.subplots(1, len(rule_sets), figsize=(5 * len(rule_sets), 4),
-                                 squeeze=False)
+        fig = Figure(figsize=(5 * len(rule_sets), 4.4))
+        axes = fig.subplots(1, len(rule_sets), squeeze=False)
         for ax, rule_set in zip(axes[0], rule_sets, strict=True):
             rows = [r for r in summary["table"] if r["rule_set"] == rule_set]
+            player_counts = sorted({r["players"] for r in rows})
             for agent in sorted({r["agent"] for r in rows}):
                 mine = sorted((r for r in rows if r["agent"] == agent),
                               key=lambda r: r["players"])
@@ -306,34 +493,34 @@ def plot_summary(summary: dict, folder: Path) -> list[Path]:
                 y = np.array([r[metric] for r in mine])
                 err = np.abs(np.array([r[ci] for r in mine]).T - y)
                 ax.errorbar(x, y, yerr=err, marker="o", capsize=4, label=agent)
+            if metric == "round_win_rate":
+                ax.plot(player_counts, [1 / p for p in player_counts], color="grey",
+                        linestyle="--", label="chance (1/P)")
             units = " (penalty points: lower is better)" if rule_set.startswith("hearts") and \
                 metric == "mean_points" else ""
             ax.set_title(f"{rule_set}{units}")
             ax.set_xlabel("players")
             ax.set_ylabel(label)
-            ax.set_xticks(sorted({r["players"] for r in rows}))
+            ax.set_xticks(player_counts)
             ax.grid(alpha=0.3)
             ax.legend()
         fig.suptitle(f"{label}, 95% confidence intervals, duplicate deals")
-        fig.tight_layout()
-        path = folder / name
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        fig.text(0.5, 0.01, caption, ha="center", va="bottom", fontsize=7, wrap=True)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        written += save_figure(fig, folder / name)
     return written
 
 
-def plot_throughput(json_path: Path, folder: Path) -> Path | None:
-    """Rounds/s against batch size per player count, from experiments.throughput's JSON."""
+def plot_throughput(json_path: Path, folder: Path) -> list[Path]:
+    """Rounds/s against batch size per player count, from experiments.throughput's JSON
+    (PNG and SVG; none without the JSON)."""
     if not json_path.exists():
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        return []
+    from matplotlib.figure import Figure
 
     data = json.loads(json_path.read_text())
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     base = [r for r in data["rows"] if r["rules"] == "Smoorverliefd"]
     for players in sorted({r["players"] for r in base}):
         mine = sorted((r for r in base if r["players"] == players), key=lambda r: r["batch"])
@@ -343,14 +530,11 @@ def plot_throughput(json_path: Path, folder: Path) -> Path | None:
     ax.set_yscale("log")
     ax.set_xlabel("batch size (games stepped together)")
     ax.set_ylabel("random games (rounds) per second")
-    ax.set_title("Engine throughput, one thread")
+    ax.set_title("Engine throughput, one thread, random legal play")
     ax.grid(alpha=0.3, which="both")
     ax.legend()
     fig.tight_layout()
-    path = folder / "throughput.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, folder / "throughput.png")
 
 
 def read_rows(lines: Iterable[str]) -> list[dict]:
@@ -593,10 +777,9 @@ class RunFolder:
         summary = self.write_summary(complete, interrupted, tables)
         if args.plots and rows:
             with tempfile.TemporaryDirectory(dir=folder, prefix=".plots-") as drafts:
-                drawn = plot_summary(summary, Path(drafts))
-                throughput = plot_throughput(Path(args.out_dir) / "throughput.json",
-                                             Path(drafts))
-                for path in [*drawn, *([throughput] if throughput else [])]:
+                drawn = plot_summary(summary, Path(drafts)) + plot_throughput(
+                    Path(args.out_dir) / "throughput.json", Path(drafts))
+                for path in drawn:
                     os.replace(path, folder / path.name)
                     self.files.append(path.name)
             summary = self.write_summary(complete, interrupted, tables)
@@ -604,90 +787,6 @@ class RunFolder:
 
 
 # ----------------------------------------------------------------------- run
-def play_units(args: Args, units: list[Unit]) -> Iterator[tuple[Unit, list[dict]]]:
-    """(unit, rows) of every unit, in the order they finish: in this process
-    (``--workers 1``) or in a pool of worker processes. Closing the iterator (Ctrl-C)
-    stops the workers at once."""
-    if args.backend == "ray":
-        yield from play_units_on_ray(args, units)
-        return
-    if args.workers == 1 or len(units) <= 1:
-        for unit in units:
-            yield unit, play_chunk(args, *unit)
-        return
-    # Workers ignore SIGINT: Ctrl-C reaches this process, which stops them (terminate).
-    pool = multiprocessing.get_context("fork").Pool(min(args.workers, len(units)),
-                                                     initializer=signal.signal,
-                                                     initargs=(signal.SIGINT, signal.SIG_IGN))
-    try:
-        yield from pool.imap_unordered(functools.partial(play_unit, args), units)
-    except WorkerInterrupted:
-        raise KeyboardInterrupt from None
-    finally:
-        pool.terminate()
-        pool.join()
-
-
-class WorkerInterrupted(Exception):
-    """A KeyboardInterrupt in a worker process, carried back to the main process (a pool
-    worker passes on only ``Exception``s: a bare KeyboardInterrupt would kill it and
-    leave its task unanswered forever)."""
-
-
-def play_unit(args: Args, unit: Unit) -> tuple[Unit, list[dict]]:
-    """``(unit, play_chunk(args, *unit))`` (a worker's task)."""
-    try:
-        return unit, play_chunk(args, *unit)
-    except KeyboardInterrupt:
-        raise WorkerInterrupted(f"chunk {unit} interrupted") from None
-
-
-def play_units_on_ray(args: Args, units: list[Unit]) -> Iterator[tuple[Unit, list[dict]]]:
-    """(unit, rows) of every unit, played as Ray tasks, ``args.workers`` at a time.
-
-    Joins the Ray of ``args.address``, else the one this process already started, else
-    starts a local Ray with this machine's cores (and stops it at the end). The agents
-    are built once here and put in the object store: a checkpoint travels once to each
-    node, not with every task. Closing the iterator (Ctrl-C) cancels the tasks left.
-    """
-    import ray
-
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(address=args.address or None, include_dashboard=False, log_to_driver=False)
-    specs = sorted(set(args.agents))
-    agent_refs = [ray.put(build_agent(spec)) for spec in specs]
-    task = ray.remote(num_cpus=1, max_retries=0)(play_unit_with)
-    waiting = iter(units)
-    running: dict[Any, Unit] = {}  # task reference -> its unit
-
-    def submit() -> None:
-        unit = next(waiting, None)
-        if unit is not None:
-            running[task.remote(args, unit, specs, *agent_refs)] = unit
-
-    try:
-        for _ in range(args.workers):
-            submit()
-        while running:
-            [done], _ = ray.wait(list(running), num_returns=1)
-            del running[done]
-            submit()
-            yield ray.get(done)
-    finally:
-        for reference in running:
-            ray.cancel(reference, force=True)
-        if started_here:
-            ray.shutdown()
-
-
-def play_unit_with(args: Args, unit: Unit, specs: list[str],
-                   *agents: Any) -> tuple[Unit, list[dict]]:
-    """``(unit, rows)`` with the agents of ``specs`` given (a Ray task: Ray hands it the
-    agents from the object store)."""
-    return unit, play_chunk(args, *unit, made=dict(zip(specs, agents, strict=True)))
-
-
 def run(args: Args) -> Path:
     """Play the tournament (or the rest of an interrupted one) into its folder; returns it.
 
@@ -703,26 +802,11 @@ def run(args: Args) -> Path:
     run_folder = RunFolder(args, units)
     run_folder.open()
     todo = [unit for unit in units if unit not in run_folder.chunk_texts]
-    interrupted = False
-    bar = None
-    if args.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(units), initial=len(units) - len(todo), unit="chunk",
-                   desc="win rates", file=sys.stderr)
-    try:
-        with contextlib.closing(play_units(args, todo)) as played:
-            for unit, rows in played:
-                run_folder.save_chunk(unit, rows)
-                if bar:
-                    bar.update()
-    except KeyboardInterrupt:
-        interrupted = True
-        print(f"\ninterrupted: keeping the {len(run_folder.chunk_texts)} of {len(units)} "
-              f"finished chunks (--resume continues the run)", file=sys.stderr)
-    finally:
-        if bar:
-            bar.close()
+    specs = sorted(set(args.agents))
+    _, interrupted = play_units(
+        todo, functools.partial(play_chunk, args), args.workers, args.progress, "win rates",
+        run_folder.save_chunk, done_before=len(units) - len(todo), backend=args.backend,
+        address=args.address, shared=lambda: {spec: build_agent(spec) for spec in specs})
     try:
         summary = run_folder.finish(interrupted)
     except KeyboardInterrupt:

@@ -16,6 +16,12 @@
   (declared in ``metadata["autoreset_mode"]``): the step after a match ends
   resets that sub-environment, ignores its action and returns its first
   observation with reward 0. The legal masks are ``infos["action_mask"]`` (N, 70).
+  A mask is never empty: where a sub-environment has just ended (terminated, the
+  next step restarts it and ignores its action) it allows exactly one action,
+  ``RESTART_ACTION`` (0), so a sampler can draw from it and a policy has a single
+  choice there (log-probability 0, no gradient). ``restart(games)`` restarts
+  chosen sub-environments at once instead (the same-step autoreset of
+  ``smoor_env.sb3``, the Stable-Baselines3 adapter).
 
 Observations are the learner's ``observation`` vector (see
 ``smoor_env.observation``); rewards are the learner's rewards (see
@@ -25,19 +31,36 @@ Illegal actions follow PettingZoo's convention for classic games: the episode
 ends (``terminated``) with ``illegal_reward`` (default -1) for the learner,
 ``info["illegal_action"]`` is True and the game is left as it was;
 ``illegal_action="raise"`` raises ``ValueError`` instead.
+
+Errors: ``step`` before ``reset`` (or, in ``SmoorEnv``, after the episode ended)
+raises ``RuntimeError``; an action that is not an int 0..69 raises ``TypeError``
+(float, string, bool, None) or ``ValueError`` (out of range; in the vector env a
+wrong shape or dtype); ``reset`` takes a seed in 0..2**64 - 1 and only the
+documented options. A call that raises changes nothing: the games, the
+environment's generators and the opponents' generator are as before.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from smoor_env.checks import (
+    check_action,
+    check_count,
+    check_seed,
+    int_array,
+    is_int,
+    reset_options,
+)
 from smoor_env.engine import Engine
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker
 from smoor_env.render import render_rgb, render_text
@@ -46,11 +69,26 @@ from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
 from smoor_env.table import Table
 
+#: The one action a finished episode's mask allows (a placeholder: it is never played).
+RESTART_ACTION = 0
 OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
 ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
 
 
+def _never_empty(mask: np.ndarray, ended: np.ndarray) -> np.ndarray:
+    """(B, 70) ``mask`` with the rows of ``ended`` ((B,) bool) set to allow only
+    ``RESTART_ACTION``: a finished game has no legal action, and an empty mask would
+    make a sampler fail. Edits ``mask`` in place (a fresh array) and returns it."""
+    if ended.any():
+        mask[ended] = False
+        mask[ended, RESTART_ACTION] = True
+    return mask
+
+
 def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
+    if rules is not None and not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a smoor_env.Rules or None (rule options go as keyword "
+                        f"arguments, e.g. game='hearts'), got {type(rules).__name__} {rules!r}")
     if rules is None:
         return Rules(**options)
     return rules.replace(**options) if options else rules
@@ -59,7 +97,7 @@ def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
 def _seating(opponents: Any, rules: Rules, learner_seat: int) -> tuple[list, np.ndarray]:
     """The distinct opponent agents and the (P,) seating of a ``Table`` (-1: the learner),
     from one agent for every other seat or a sequence of one per other seat."""
-    if not 0 <= learner_seat < rules.num_players:
+    if not is_int(learner_seat) or not 0 <= learner_seat < rules.num_players:
         raise ValueError(f"learner_seat must be a seat 0..{rules.num_players - 1}, "
                          f"got {learner_seat}")
     seats = [s for s in range(rules.num_players) if s != learner_seat]
@@ -94,8 +132,8 @@ class _Match:
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.engine = engine
-        self.seat = learner_seat
         self.table = Table(engine, *_seating(opponents, engine.rules, learner_seat))
+        self.seat = int(learner_seat)
         # The learner's observation in every game, updated as the engine steps.
         self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat))
         self.rewards = Rewards(engine, reward_mode)
@@ -183,21 +221,31 @@ class SmoorEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
-        self._match.rng = np.random.default_rng(self.np_random.integers(2**63))
-        options = options or {}
+        """Start a match. ``options``: ``{"deal": [[card texts] per seat], "dealer": int}``
+        (both optional) fix the first round's deal and dealer."""
+        options = reset_options(options, ("deal", "dealer"))
+        # Gymnasium's Env.reset(seed) reseeds at once; here the new generators are made
+        # aside and kept only once the engine has accepted the deal and dealer.
+        if seed is None:
+            np_random, np_random_seed = copy.deepcopy(self.np_random), self._np_random_seed
+        else:
+            np_random, np_random_seed = seeding.np_random(check_seed(seed))
+        opponents_rng = np.random.default_rng(np_random.integers(2**63))
         deal, dealer = options.get("deal"), options.get("dealer")
-        self._match.reset(int(self.np_random.integers(2**63)),
+        self._match.reset(int(np_random.integers(2**63)),
                           hands=None if deal is None else [deal],
                           dealers=None if dealer is None else [dealer])
+        self._np_random, self._np_random_seed = np_random, np_random_seed
+        self._match.rng = opponents_rng
         self._match.advance(None, self._all)  # opponents before the learner's first turn
         self._ended = False
         return self._match.observation()[0], self._info(False)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._ended:
-            raise ValueError("the episode is over (or not started); call reset()")
-        reward, illegal = self._match.advance(np.array([int(action)]), self._all)
+            raise RuntimeError("the episode is over (or not started); call reset()")
+        action = check_action(action, "step")
+        reward, illegal = self._match.advance(np.array([action]), self._all)
         self._ended = terminated = bool(self.engine.state.match_over[0] or illegal[0])
         if self.render_mode == "human":
             self.render()
@@ -205,8 +253,9 @@ class SmoorEnv(gym.Env):
                 self._info(bool(illegal[0])))
 
     def action_masks(self) -> np.ndarray:
-        """(70,) bool legal actions of the learner (all False once the match is over)."""
-        return self.engine.legal_mask[0].copy()
+        """(70,) bool legal actions of the learner; once the episode is over, only
+        ``RESTART_ACTION`` (never empty; ``step`` then asks for ``reset()``)."""
+        return _never_empty(self.engine.legal_mask, np.array([self._ended]))[0]
 
     def _info(self, illegal: bool) -> dict:
         return {"action_mask": self.action_masks(), "illegal_action": illegal}
@@ -243,7 +292,7 @@ class SmoorVectorEnv(VectorEnv):
                  illegal_action: str = "end", illegal_reward: float = -1.0,
                  copy: bool = True, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
-        self.num_envs = int(num_envs)
+        self.num_envs = check_count(num_envs, "num_envs")
         self.copy = bool(copy)
         self.single_observation_space = OBSERVATION_SPACE
         self.single_action_space = ACTION_SPACE
@@ -255,16 +304,22 @@ class SmoorVectorEnv(VectorEnv):
         self._seed = 0
         self._episodes = 0  # matches started so far: each new one takes the next game id
         self._needs_reset = np.zeros(self.num_envs, bool)
+        self._started = False  # reset() has been called
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start a match in every sub-environment. No options are taken: every match is
+        dealt from the seed's stream, each with the next game id."""
+        reset_options(options, ())
         if seed is not None:
-            self._seed = int(seed)
+            seed = check_seed(seed)  # a Python int (Gymnasium's spaces take no numpy ints)
+            self._seed = seed
             self._episodes = 0
             self._match.rng = np.random.default_rng(seed)
             self.action_space.seed(seed)
         self._start(np.arange(self.num_envs))
         self._match.advance(None, np.ones(self.num_envs, bool))
+        self._started = True
         return self._match.observation(self.copy), self._info(np.zeros(self.num_envs, bool))
 
     def _start(self, games: np.ndarray) -> None:
@@ -276,12 +331,21 @@ class SmoorVectorEnv(VectorEnv):
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                   np.ndarray, dict]:
+        if not self._started:
+            raise RuntimeError("step() before the first reset(); call reset() first")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         if actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
+        if ((actions < 0) | (actions >= NUM_ACTIONS)).any():
+            raise ValueError(f"actions must be ids 0..{NUM_ACTIONS - 1}, got "
+                             f"{actions[(actions < 0) | (actions >= NUM_ACTIONS)][:10].tolist()}")
         resetting = self._needs_reset.copy()
+        if self._match.illegal_action == "raise":  # raise before any autoreset, not after
+            acting = ~resetting & ~self.engine.state.match_over
+            if (acting & ~self.engine.is_legal(actions)).any():
+                self.engine.step(actions, active=acting)  # raises, naming game and action
         if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
             self._start(np.flatnonzero(resetting))
         # The learner acts where it did not just restart; then every game's opponents
@@ -294,9 +358,30 @@ class SmoorVectorEnv(VectorEnv):
         return (self._match.observation(self.copy), rewards, terminated, truncated,
                 self._info(illegal))
 
+    def restart(self, games: np.ndarray) -> np.ndarray:
+        """Restart the matches of ``games`` ((K,) int indices) now, not on the next step.
+
+        Fresh deals from the seed's stream; the opponents play up to the learner's first
+        turn. This is the same-step autoreset that Stable-Baselines3 expects
+        (``smoor_env.sb3``); the other games are left as they are.
+
+        Returns:
+            (K, OBSERVATION_SIZE) float32 the learner's first observations in ``games``.
+        """
+        if not self._started:
+            raise RuntimeError("restart() before the first reset(); call reset() first")
+        games = int_array(games, "games", (None,), 0, self.num_envs - 1, np.int64)  # (K,)
+        if len(np.unique(games)) != len(games):
+            raise ValueError(f"games must be distinct indices 0..{self.num_envs - 1}, got "
+                             f"{games.tolist()}")
+        self._start(games)
+        self._match.advance(None, np.isin(np.arange(self.num_envs), games))
+        return self._match.observation(copy=False)[games]
+
     def _info(self, illegal: np.ndarray) -> dict:
-        return {"action_mask": self.engine.legal_mask, "illegal_action": illegal}
+        return {"action_mask": self.action_masks(), "illegal_action": illegal}
 
     def action_masks(self) -> np.ndarray:
-        """(N, 70) bool legal actions of the learner in each sub-environment."""
-        return self.engine.legal_mask
+        """(N, 70) bool legal actions of the learner in each sub-environment; where the
+        episode has just ended, only ``RESTART_ACTION`` (the module docstring says why)."""
+        return _never_empty(self.engine.legal_mask, self._needs_reset)
