@@ -18,6 +18,8 @@ streams, so the results are identical whatever the number of worker processes.
 Each finished chunk is saved at once (``chunks/``, atomic writes); Ctrl-C stops
 early and keeps every finished chunk, ``--resume`` continues such a run to the
 same results, and an existing run is replaced only with ``--overwrite``.
+``--backend ray [--address ADDR]`` plays the chunks as Ray tasks (the ray extra),
+locally or on a cluster, to the same ``results.csv``.
 
     python -m experiments.win_rates --agents random greedy mc --players 3 4 5 \\
         --rule-sets smoorverliefd hearts --deals 48 --workers 2
