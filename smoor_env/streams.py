@@ -39,24 +39,34 @@ class GameStreams:
         self.engine = engine
         self.fallback = fallback
         self.drawn = np.zeros(engine.batch_size, np.uint64)  # (B,) uniforms drawn so far
+        # One generator, pointed at each call's games: a new one per call would cost
+        # more than a small batch's draws.
+        self._generator = GameRandom(self, np.zeros(0, np.int64))
 
     def restart(self, games: np.ndarray | slice = slice(None)) -> None:
         """Start the streams of ``games`` (their matches restarted) from their first draw."""
         self.drawn[games] = 0
 
     def for_games(self, games: np.ndarray) -> GameRandom:
-        """A generator for one agent call on ``games`` ((n,) indices, no repeats)."""
-        return GameRandom(self, games)
+        """The generator for one agent call on ``games`` ((n,) indices, no repeats); the
+        same object each time, pointed at the new games (valid until the next call)."""
+        self._generator.games = games
+        return self._generator
 
     def uniforms(self, games: np.ndarray, per_game: int) -> np.ndarray:
         """(n, per_game) float64 in [0, 1): the next ``per_game`` uniforms of each game."""
-        keys = self.engine.state.game_key.take(games) ^ _STREAM  # (n,) uint64
         first = self.drawn.take(games)  # (n,) uint64
         self.drawn[games] = first + np.uint64(per_game)
-        count = first[:, None] + np.arange(per_game, dtype=np.uint64)  # (n, per_game)
+        if per_game > 1:
+            first = first[:, None] + np.arange(per_game, dtype=np.uint64)  # (n, per_game)
+        else:
+            first = first[:, None]  # (n, 1)
+        keys = self.engine.state.game_key.take(games)[:, None]  # (n, 1) uint64
         with np.errstate(over="ignore"):
-            bits = mix(keys[:, None] + count * _STEP)  # (n, per_game) uint64
-        return (bits >> _U11) * _TO_UNIT
+            # (n, per_game) uint64: hash of (key, draw number), in place
+            bits = mix(np.add(np.multiply(first, _STEP, out=first), keys ^ _STREAM,
+                              out=first), np.empty_like(first))
+        return np.multiply(bits >> _U11, _TO_UNIT)
 
 
 class GameRandom(np.random.Generator):
@@ -65,12 +75,12 @@ class GameRandom(np.random.Generator):
 
     def __init__(self, streams: GameStreams, games: np.ndarray) -> None:
         super().__init__(streams.fallback)
-        self._streams, self._games = streams, games
+        self._streams, self.games = streams, games  # (n,) the games of the call
 
     def random(self, size=None, dtype=np.float64, out=None):  # noqa: D102 - numpy's
         shape = (size,) if isinstance(size, (int, np.integer)) else size
         if (out is not None or shape is None or len(shape) == 0
-                or shape[0] != len(self._games) or np.dtype(dtype) != np.float64):
+                or shape[0] != len(self.games) or np.dtype(dtype) != np.float64):
             return super().random(size, dtype, out)
         per_game = int(np.prod(shape[1:], dtype=np.int64))
-        return self._streams.uniforms(self._games, per_game).reshape(shape)
+        return self._streams.uniforms(self.games, per_game).reshape(shape)
