@@ -16,6 +16,9 @@
   (declared in ``metadata["autoreset_mode"]``): the step after a match ends
   resets that sub-environment, ignores its action and returns its first
   observation with reward 0. The legal masks are ``infos["action_mask"]`` (N, 70).
+  ``num_workers=k`` splits the sub-environments over k processes writing into
+  shared memory (``smoor_env.workers``), with the same results for every k;
+  ``obs_dtype="int8"`` gives compact observations (``smoor_env.observation``).
 
 Observations are the learner's ``observation`` vector (see
 ``smoor_env.observation``); rewards are the learner's rewards (see

@@ -39,13 +39,16 @@ class GameStreams:
         self.engine = engine
         self.fallback = fallback
         self.drawn = np.zeros(engine.batch_size, np.uint64)  # (B,) uniforms drawn so far
+        self.keys = engine.state.game_key ^ _STREAM  # (B,) uint64 key of each game's stream
         # One generator, pointed at each call's games: a new one per call would cost
         # more than a small batch's draws.
         self._generator = GameRandom(self, np.zeros(0, np.int64))
 
     def restart(self, games: np.ndarray | slice = slice(None)) -> None:
-        """Start the streams of ``games`` (their matches restarted) from their first draw."""
+        """Start the streams of ``games`` (their matches restarted: call after the engine's
+        reset) from their first draw."""
         self.drawn[games] = 0
+        self.keys[games] = self.engine.state.game_key[games] ^ _STREAM
 
     def for_games(self, games: np.ndarray) -> GameRandom:
         """The generator for one agent call on ``games`` ((n,) indices, no repeats); the
@@ -55,18 +58,16 @@ class GameStreams:
 
     def uniforms(self, games: np.ndarray, per_game: int) -> np.ndarray:
         """(n, per_game) float64 in [0, 1): the next ``per_game`` uniforms of each game."""
-        first = self.drawn.take(games)  # (n,) uint64
-        self.drawn[games] = first + np.uint64(per_game)
+        count = self.drawn.take(games)  # (n,) uint64 draws so far
+        self.drawn[games] = count + np.uint64(per_game)
+        keys = self.keys.take(games)  # (n,)
         if per_game > 1:
-            first = first[:, None] + np.arange(per_game, dtype=np.uint64)  # (n, per_game)
-        else:
-            first = first[:, None]  # (n, 1)
-        keys = self.engine.state.game_key.take(games)[:, None]  # (n, 1) uint64
-        with np.errstate(over="ignore"):
-            # (n, per_game) uint64: hash of (key, draw number), in place
-            bits = mix(np.add(np.multiply(first, _STEP, out=first), keys ^ _STREAM,
-                              out=first), np.empty_like(first))
-        return np.multiply(bits >> _U11, _TO_UNIT)
+            count = count[:, None] + np.arange(per_game, dtype=np.uint64)  # (n, per_game)
+            keys = keys[:, None]
+        with np.errstate(over="ignore"):  # hash of (key, draw number), in place
+            bits = mix(np.add(np.multiply(count, _STEP, out=count), keys, out=count),
+                       keys if per_game == 1 else None)
+        return np.multiply(np.right_shift(bits, _U11, out=bits), _TO_UNIT).reshape(-1, per_game)
 
 
 class GameRandom(np.random.Generator):

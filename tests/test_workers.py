@@ -245,3 +245,13 @@ def test_agents_with_observations_play_in_workers():
     for a, b in zip(one, two, strict=True):
         for x, y in zip(a, b, strict=True):
             assert np.array_equal(x, y)
+
+
+def test_workers_start_with_spawn_too():
+    # spawn (and forkserver) pickle the block's arguments, opponents included.
+    one = _trajectory(1, 15, num_envs=4, opponents=["greedy", "random", "random"])
+    spawned = _trajectory(2, 15, num_envs=4, opponents=["greedy", "random", "random"],
+                          context="spawn")
+    for a, b in zip(one, spawned, strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert np.array_equal(x, y)
