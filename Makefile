@@ -16,7 +16,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: venv test test-all lint benchmark screenshots clean
+.PHONY: venv test test-all lint benchmark notebooks screenshots clean
 
 venv: $(STAMP)
 
@@ -68,6 +68,12 @@ benchmark: $(STAMP)
 	$(BIN)/python -m experiments.throughput --seconds 0.5
 	@echo "==> win-rate benchmark"
 	$(BIN)/python -m experiments.win_rates --workers 2 $(ARGS)
+
+# Execute every notebook and store it with its outputs (plots visible on GitHub without
+# running them). Each plays its own small tournament unless SMOOR_RESULTS is set.
+notebooks: $(STAMP)
+	$(BIN)/jupyter-execute --inplace --timeout=600 notebooks/*.ipynb
+	@echo "==> notebooks stored with their outputs: $$(du -ch notebooks/*.ipynb | tail -1)"
 
 # The README's pictures (docs/img/): smoor-play's terminal, the SVG table, smoor-view's page.
 screenshots: $(STAMP) | $(CHROMIUM)

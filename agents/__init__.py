@@ -8,6 +8,7 @@ from typing import Any
 
 from agents.base import Agent, agent_names, make_agent, register
 from agents.greedy import GreedyAgent
+from agents.ismcts import ISMCTSAgent
 from agents.mc import MCAgent
 from agents.random_agent import RandomAgent
 
@@ -23,5 +24,5 @@ def _make_ppo(**options: Any) -> Agent:
     return PPOAgent(**options)
 
 
-__all__ = ["Agent", "GreedyAgent", "MCAgent", "RandomAgent", "agent_names", "make_agent",
-           "register"]
+__all__ = ["Agent", "GreedyAgent", "ISMCTSAgent", "MCAgent", "RandomAgent", "agent_names",
+           "make_agent", "register"]

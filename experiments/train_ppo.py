@@ -1,15 +1,25 @@
-"""PPO with action masking on the native vector environment (single file, CleanRL style).
+"""PPO with action masking against a league, on the native vector environment (CleanRL style).
 
-One learning seat plays ``SmoorVectorEnv`` against chosen opponents (``random``,
-``greedy``, ``mc`` or ``self``: earlier snapshots of the policy being trained)
-for any rule set and player count. Illegal actions get a large negative logit,
-so the policy only ever plays legal moves. Every ``eval_interval`` updates the
-greedy (argmax) policy plays ``eval_episodes`` fixed deals against a fixed
-opponent set and the mean points per round go to a learning curve (CSV + PNG);
-the checkpoint is written at every evaluation and at the end. Needs the ``rl``
-extra (PyTorch).
+One learning seat plays ``SmoorVectorEnv`` games. Its opponents come from a league:
+at the start of every episode each other seat of each game draws an agent from the
+pool ``--opponents`` (``random``, ``greedy``, ``mc``, options as ``mc:worlds=16``, and
+``self``: earlier snapshots of the policy being trained; repeat a name to draw it more
+often). One policy can learn 3, 4 and 5 players at once (``--num-players 3 4 5``: one
+vector environment of ``--num-envs`` games per player count, one batch for PPO; the
+observation has one size for all). ``--imitate mc`` first clones a search agent's
+decisions (behaviour cloning on ``--imitate-decisions`` of its decisions in the
+learner's seat against the league), then PPO goes on from there. Illegal actions get a
+large negative logit, so the policy only ever plays legal moves.
 
-    python -m experiments.train_ppo --total-timesteps 2000000 --opponents greedy
+Every ``eval_interval`` updates the argmax policy plays ``eval_episodes`` fixed deals
+per player count against ``--eval-opponents``; the mean return per round goes to a
+learning curve (CSV + PNG), and the checkpoint is written. ``--seeds 0 1 2`` trains one
+run per seed and plots the mean over seeds with a 95% t-interval; ``--track`` logs to
+TensorBoard in each run folder. Needs the ``rl`` extra (PyTorch; TensorBoard for
+``--track``).
+
+    python -m experiments.train_ppo --total-timesteps 2000000 --opponents greedy random self
+    python -m experiments.train_ppo --num-players 3 4 5 --imitate mc --seeds 0 1 2 --track
     python -m experiments.train_ppo --help
 
 A checkpoint plays as the ``ppo`` agent: ``make_agent("ppo", checkpoint=...)``,
@@ -26,6 +36,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,10 +44,12 @@ import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
+from agents import make_agent
 from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
+from experiments.win_rates import parse_agent
 from smoor_env import Rules
-from smoor_env.gym_env import SmoorVectorEnv
+from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE
 from smoor_env.state import NUM_ACTIONS
 
@@ -44,9 +57,9 @@ from smoor_env.state import NUM_ACTIONS
 @dataclass
 class Args:
     exp_name: str = "ppo"
-    """name of this experiment (the run name is <exp_name>__<game>_<P>p__seed<seed>)"""
-    seed: int = 0
-    """seed of torch, numpy, the deals and the opponents"""
+    """name of this experiment (a run is <exp_name>__<game>_<players>p__seed<seed>)"""
+    seeds: list[int] = field(default_factory=lambda: [0])
+    """one run per seed (torch, numpy, the deals, the league); several: curve over seeds"""
     torch_deterministic: bool = True
     """torch.backends.cudnn.deterministic and deterministic algorithms where cheap"""
     threads: int = 1
@@ -55,8 +68,8 @@ class Args:
     # Rules
     game: str = "smoorverliefd"
     """game: smoorverliefd or hearts"""
-    num_players: int = 4
-    """number of players (3, 4 or 5)"""
+    num_players: list[int] = field(default_factory=lambda: [4])
+    """player counts trained at once (3, 4 and/or 5), one vector environment each"""
     single_round: bool = True
     """episodes are single rounds (target_score None); False plays whole matches"""
     trump_hearts: bool = False
@@ -70,11 +83,11 @@ class Args:
     learner_seat: int = 0
     """the seat the learner plays (the dealer is drawn per deal)"""
 
-    # Opponents and rewards
+    # League and rewards
     opponents: list[str] = field(default_factory=lambda: ["greedy"])
-    """opponent agents: one name for every other seat, or one per other seat; 'self' is a
-    snapshot of the policy being trained (refreshed every snapshot_interval updates from a
-    pool of earlier snapshots)"""
+    """the league's pool: every episode, each other seat draws one uniformly (repeat a
+    name to draw it more often); agent options as in win_rates (mc:worlds=16); 'self' is a
+    snapshot of the policy being trained"""
     snapshot_interval: int = 20
     """updates between refreshes of the 'self' opponents"""
     snapshot_pool: int = 5
@@ -84,11 +97,20 @@ class Args:
     reward_scale: float = 0.1
     """rewards are multiplied by this for learning (the curve reports the game's points)"""
 
+    # Imitation before PPO
+    imitate: str = ""
+    """agent whose decisions the policy clones before PPO (mc, mc:worlds=16, greedy);
+    empty: start from scratch"""
+    imitate_decisions: int = 20_000
+    """decisions of that agent in the learner's seat to clone (against the league)"""
+    imitate_epochs: int = 10
+    """epochs of cross-entropy training over them"""
+
     # PPO
     total_timesteps: int = 1_000_000
-    """environment steps to train for (all sub-environments; restart steps count too)"""
+    """learner steps to train for (all environments; restart steps count too)"""
     num_envs: int = 128
-    """parallel games in the vector environment"""
+    """parallel games per player count"""
     num_steps: int = 32
     """steps per environment per rollout"""
     learning_rate: float = 3e-4
@@ -124,32 +146,32 @@ class Args:
     eval_interval: int = 10
     """updates between evaluations (and checkpoint writes)"""
     eval_episodes: int = 1000
-    """deals per evaluation (the same deals every time)"""
+    """deals per evaluation and player count (the same deals every time)"""
     eval_opponents: list[str] = field(default_factory=lambda: ["greedy"])
-    """fixed opponent set of the learning curve (one name for all seats or one per seat)"""
+    """fixed opponents of the learning curve (one name for all seats, or one per seat)"""
     eval_baselines: list[str] = field(default_factory=lambda: ["random", "greedy"])
     """agents evaluated once in the learner's seat, drawn as reference lines on the curve"""
+    track: bool = False
+    """log losses, returns and evaluations to TensorBoard in the run folder"""
     out_dir: str = "runs"
-    """parent folder of the run folder (model.pt, args.json, curve.csv, curve.png)"""
+    """parent folder of the run folders (model.pt, args.json, curve.csv, curve.png)"""
     checkpoint: str = ""
-    """also copy the final checkpoint here; the curve goes next to it as <stem>_curve.csv/png"""
+    """also copy the final checkpoint here (of the seed with the best final evaluation);
+    the curve over seeds goes next to it as <stem>_curve.csv/png"""
     progress: bool = True
     """print a line per evaluation"""
 
 
-def make_rules(args: Args) -> Rules:
-    options = {"game": args.game, "num_players": args.num_players}
+def make_rules(args: Args, players: int, single_round: bool | None = None) -> Rules:
+    """The training rules for ``players`` (single rounds if ``single_round``, default
+    ``args.single_round``)."""
+    options: dict[str, Any] = {"game": args.game, "num_players": players}
     if args.game == "smoorverliefd":
         options.update(trump_hearts=args.trump_hearts, bidding=args.bidding,
                        partners=args.partners, pip_scoring=args.pip_scoring)
-    if args.single_round:
+    if args.single_round if single_round is None else single_round:
         options["target_score"] = None
     return Rules(**options)
-
-
-def eval_rules(args: Args) -> Rules:
-    """The training rules, as single rounds (the curve reports points per round)."""
-    return make_rules(dataclasses.replace(args, single_round=True))
 
 
 class SelfPlay:
@@ -170,32 +192,88 @@ class SelfPlay:
         self.net.eval()
 
 
-def opponent_list(names: list[str], players: int, self_agent=None) -> list:
+class League:
+    """Opponents drawn per episode: each (game, seat) plays one member of a pool.
+
+    A batched agent for every opponent seat of a ``SmoorVectorEnv``: it reads the
+    ``"games"`` and ``"seats"`` the environment passes with the observations and hands
+    each member agent its rows. ``draw(games)`` draws new members for games about to
+    restart.
+
+    Args:
+        members: the pool (agents; one may appear several times to weigh it).
+        num_games, num_players: the environment's batch size and player count.
+        rng: the generator of the draws.
+    """
+
+    name = "league"
+
+    def __init__(self, members: list, num_games: int, num_players: int,
+                 rng: np.random.Generator) -> None:
+        self.members = members
+        self.uses_observation = any(m.uses_observation for m in members)
+        self.rng = rng
+        self.assignment = np.zeros((num_games, num_players), np.int64)  # (B, P) member
+        self.draw(np.arange(num_games))
+
+    def draw(self, games: np.ndarray) -> None:
+        """New members for every seat of ``games`` ((K,) int indices)."""
+        self.assignment[games] = self.rng.integers(len(self.members),
+                                                   size=(len(games), self.assignment.shape[1]))
+
+    def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        if "games" not in observations:
+            raise ValueError("League needs the 'games' and 'seats' of SmoorVectorEnv's "
+                             "opponent observations")
+        member = self.assignment[observations["games"], observations["seats"]]  # (K,)
+        actions = np.zeros(len(member), np.int64)
+        for index in np.unique(member):
+            rows = np.flatnonzero(member == index)
+            part = {key: None if value is None else value[rows]
+                    for key, value in observations.items()}
+            actions[rows] = self.members[index].act(part, rng)
+        return actions
+
+
+def league_members(names: list[str], self_agent: Any = None) -> list:
+    """One agent per pool entry (the same object for repeated names; 'self' is
+    ``self_agent``)."""
+    made: dict[str, Any] = {}
+    for name in names:
+        if name not in made:
+            agent, options = parse_agent(name)
+            made[name] = self_agent if name == "self" else make_agent(agent, **options)
+    return [made[name] for name in names]
+
+
+def opponent_list(names: list[str], players: int) -> list[str]:
+    """One agent name per other seat, from one name for all or one per seat."""
     others = players - 1
     if len(names) == 1:
         names = names * others
     if len(names) != others:
         raise ValueError(f"give one opponent or one per other seat ({others}), got {names}")
-    return resolve_opponents([self_agent if n == "self" else n for n in names])
+    return names
 
 
-def evaluate(policy, rules: Rules, args: Args, opponents: list[str], episodes: int,
+def evaluate(policy, rules: Rules, args: Args, episodes: int,
              seed: int) -> tuple[float, float]:
-    """(mean, standard error) of the points per round of ``policy`` in the learner's seat.
+    """(mean, standard error) of the return per round of ``policy`` in the learner's seat
+    against ``args.eval_opponents`` (points; in Hearts minus the penalty points).
 
     ``policy`` is a ``PolicyNet`` (argmax of its masked logits) or a batched agent.
     Every call plays the same deals (``seed``).
     """
     env = SmoorVectorEnv(episodes, rules=rules, learner_seat=args.learner_seat,
-                         opponents=opponent_list(opponents, rules.num_players),
+                         opponents=resolve_opponents(opponent_list(args.eval_opponents,
+                                                                   rules.num_players)),
                          reward_mode="round")
     obs, info = env.reset(seed=seed)
     returns = np.zeros(episodes)
     done = np.zeros(episodes, bool)
     rng = np.random.default_rng(seed)
     while not done.all():
-        mask = info["action_mask"].copy()
-        mask[~mask.any(axis=1)] = True  # finished games: the action is ignored
+        mask = info["action_mask"]  # never empty: finished games allow the ignored restart
         if isinstance(policy, nn.Module):
             with torch.no_grad():
                 logits, _ = policy(torch.as_tensor(obs), torch.as_tensor(mask))
@@ -208,54 +286,160 @@ def evaluate(policy, rules: Rules, args: Args, opponents: list[str], episodes: i
     return float(returns.mean()), float(returns.std(ddof=1) / np.sqrt(episodes))
 
 
-def plot_curve(rows: list[dict], baselines: dict[str, float], path: Path, title: str) -> None:
+class Table:
+    """One player count's vector environment with its league, as the training loop sees it."""
+
+    def __init__(self, args: Args, players: int, members: list, seed: int,
+                 rng: np.random.Generator, reward_mode: str) -> None:
+        self.players = players
+        self.league = League(members, args.num_envs, players, rng)
+        self.env = SmoorVectorEnv(args.num_envs, rules=make_rules(args, players),
+                                  learner_seat=args.learner_seat, opponents=self.league,
+                                  reward_mode=reward_mode)
+        self.obs, self.info = self.env.reset(seed=seed)  # (N, 1076), infos
+        self.resetting = np.zeros(args.num_envs, bool)  # (N,) the next step only restarts
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Step with (N,) actions. Returns (N,) rewards, (N,) bool episodes that ended on
+        this step, (N,) bool steps that were the learner's (not restarts)."""
+        valid = ~self.resetting
+        self.obs, reward, term, trunc, self.info = self.env.step(actions)
+        done = term | trunc
+        self.league.draw(np.flatnonzero(done))  # new opponents for the restart
+        self.resetting = done
+        return reward, done & valid, valid
+
+
+def imitate(net: PolicyNet, optimizer: optim.Optimizer, args: Args, members: list,
+            seed: int) -> dict[str, float]:
+    """Behaviour cloning: ``args.imitate``'s decisions in the learner's seat against the
+    league, then ``imitate_epochs`` of cross-entropy on them. Returns its final loss and
+    the share of decisions the argmax policy then agrees with."""
+    name, options = parse_agent(args.imitate)
+    teacher = make_agent(name, **options)
+    rng = np.random.default_rng(seed)
+    per_table = -(-args.imitate_decisions // len(args.num_players))
+    observations, masks, actions = [], [], []
+    for offset, players in enumerate(args.num_players):
+        table = Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
+        taken = 0
+        while taken < per_table:
+            live = ~table.resetting  # (N,)
+            chosen = np.full(args.num_envs, RESTART_ACTION, np.int64)
+            mask = table.info["action_mask"]
+            chosen[live] = teacher.act({"observation": table.obs[live],
+                                        "action_mask": mask[live]}, rng)
+            observations.append(table.obs[live])
+            masks.append(mask[live])
+            actions.append(chosen[live])
+            taken += int(live.sum())
+            table.step(chosen)
+    obs_t = torch.as_tensor(np.concatenate(observations))  # (D, 1076)
+    mask_t = torch.as_tensor(np.concatenate(masks))  # (D, 70)
+    act_t = torch.as_tensor(np.concatenate(actions))  # (D,)
+    size = len(act_t)
+    minibatch = max(1, min(1024, size // 4))
+    loss = torch.tensor(0.0)
+    for _ in range(args.imitate_epochs):
+        order = torch.randperm(size)
+        for begin in range(0, size, minibatch):
+            idx = order[begin:begin + minibatch]
+            logits, _ = net(obs_t[idx], mask_t[idx])
+            loss = nn.functional.cross_entropy(logits, act_t[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+    with torch.no_grad():
+        agree = (net(obs_t, mask_t)[0].argmax(dim=1) == act_t).float().mean()
+    return {"decisions": size, "loss": float(loss.detach()), "agreement": float(agree)}
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def plot_curves(curves: list[list[dict]], players: list[int], baselines: dict[str, float],
+                path: Path, title: str) -> None:
+    """The learning curve per player count: the mean over seeds, with a 95% t-interval
+    over seeds when there are several (one seed: its own 95% interval over deals)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from scipy import stats
 
-    steps = np.array([r["global_step"] for r in rows])
-    mean = np.array([r["eval_mean_points"] for r in rows])
-    sem = np.array([r["eval_sem"] for r in rows])
+    length = min(len(c) for c in curves)
+    steps = np.mean([[r["global_step"] for r in c[:length]] for c in curves], axis=0)  # (T,)
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(steps, mean, marker=".", label="PPO (argmax)")
-    ax.fill_between(steps, mean - 1.96 * sem, mean + 1.96 * sem, alpha=0.25)
-    for (name, value), style in zip(baselines.items(), ["--", ":", "-."] * 3, strict=False):
+    for p in players:
+        values = np.array([[r[f"eval_{p}p"] for r in c[:length]] for c in curves])  # (S, T)
+        mean = values.mean(axis=0)
+        if len(curves) > 1:
+            half = stats.t.ppf(0.975, len(curves) - 1) * stats.sem(values, axis=0)
+            label = f"PPO {p}p, mean of {len(curves)} seeds, 95% t-interval"
+        else:
+            half = 1.96 * np.array([r[f"eval_sem_{p}p"] for r in curves[0][:length]])
+            label = f"PPO {p}p (argmax)"
+        ax.plot(steps, mean, marker=".", label=label)
+        ax.fill_between(steps, mean - half, mean + half, alpha=0.25)
+    styles = ["--", ":", "-."] * 6
+    for (name, value), style in zip(baselines.items(), styles, strict=False):
         ax.axhline(value, linestyle=style, color="grey", label=f"{name} in the same seat")
     ax.set_xlabel("learner decisions (environment steps)")
-    ax.set_ylabel("mean points per round")
-    ax.set_title(title)
+    ax.set_ylabel("mean return per round")
+    ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
-def train(args: Args) -> Path:
-    """Train; returns the run folder."""
-    rules = make_rules(args)
-    run_name = f"{args.exp_name}__{args.game}_{args.num_players}p__seed{args.seed}"
+def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path, list[dict]]:
+    """One run; returns its folder and learning curve (one row per evaluation)."""
+    players_tag = "".join(str(p) for p in args.num_players)
+    run_name = f"{args.exp_name}__{args.game}_{players_tag}p__seed{seed}"
     folder = Path(args.out_dir) / run_name
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    run_args = {**dataclasses.asdict(args), "seed": seed}
+    (folder / "args.json").write_text(json.dumps(run_args, indent=2))
+    writer = None
+    if args.track:
+        from torch.utils.tensorboard import SummaryWriter
 
-    random.seed(args.seed)
-    torch.manual_seed(args.seed)
+        writer = SummaryWriter(str(folder))
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+            f"|{k}|{v}|" for k, v in run_args.items()))
+
+    random.seed(seed)
+    torch.manual_seed(seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
 
     net = PolicyNet(tuple(args.hidden))
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     selfplay = SelfPlay(net, args.snapshot_pool, rng) if "self" in args.opponents else None
-    env = SmoorVectorEnv(args.num_envs, rules=rules, learner_seat=args.learner_seat,
-                         opponents=opponent_list(args.opponents, rules.num_players,
-                                                 selfplay and selfplay.agent),
-                         reward_mode=args.reward_mode)
+    members = league_members(args.opponents, selfplay and selfplay.agent)
+    start = time.time()
+    cpu_start = time.process_time()
+    if args.imitate:
+        cloned = imitate(net, optimizer, args, members, seed)
+        if selfplay is not None:
+            selfplay.refresh(net)
+        if args.progress:
+            print(f"imitation of {args.imitate}: {cloned}", flush=True)
+        if writer:
+            for key, value in cloned.items():
+                writer.add_scalar(f"imitation/{key}", value, 0)
+    tables = [Table(args, p, members, seed + 7919 * i, rng, args.reward_mode)
+              for i, p in enumerate(args.num_players)]
 
-    n, t_steps = args.num_envs, args.num_steps
+    n, t_steps = args.num_envs * len(tables), args.num_steps
     batch_size = n * t_steps
     num_iterations = max(1, args.total_timesteps // batch_size)
     obs_buf = torch.zeros((t_steps, n, OBSERVATION_SIZE))
@@ -267,91 +451,72 @@ def train(args: Args) -> Path:
     valid_buf = torch.zeros((t_steps, n), dtype=torch.bool)
     val_buf = torch.zeros((t_steps, n))
 
-    e_rules = eval_rules(args)
-    eval_seed = 10_000 + args.seed
-    baselines = {}
-    for name in args.eval_baselines:
-        from agents import make_agent
-
-        baselines[name] = evaluate(make_agent(name), e_rules, args, args.eval_opponents,
-                                   args.eval_episodes, eval_seed)[0]
+    eval_seed = 10_000 + args.seeds[0]  # every seed is evaluated on the same deals
+    eval_rules = {p: make_rules(args, p, single_round=True) for p in args.num_players}
     curve: list[dict] = []
-    stem = Path(args.checkpoint) if args.checkpoint else None
-    csv_path = (stem.with_name(stem.stem + "_curve.csv") if stem else folder / "curve.csv")
-    png_path = csv_path.with_suffix(".png")
-    title = (f"PPO, {args.game} {args.num_players}p vs {'+'.join(args.opponents)}; "
-             f"eval vs {'+'.join(args.eval_opponents)}")
     if args.progress:
-        print(f"run {run_name}: {num_iterations} updates of {batch_size} steps; "
-              f"baselines {baselines}", flush=True)
+        print(f"run {run_name}: {num_iterations} updates of {batch_size} steps", flush=True)
 
-    obs, info = env.reset(seed=args.seed)
-    resetting = np.zeros(n, bool)  # NEXT_STEP autoreset: the next step only restarts the game
     ep_return = np.zeros(n)
     recent: list[float] = []
     global_step = 0
-    start = time.time()
-    cpu_start = time.process_time()
+
+    def current() -> tuple[torch.Tensor, torch.Tensor]:
+        """(n, 1076) observations and (n, 70) masks of all tables, in one batch."""
+        return (torch.as_tensor(np.concatenate([t.obs for t in tables])),
+                torch.as_tensor(np.concatenate([t.info["action_mask"] for t in tables])))
 
     def log_eval(iteration: int) -> None:
         net.eval()
-        mean, sem = evaluate(net, e_rules, args, args.eval_opponents, args.eval_episodes,
-                             eval_seed)
+        row: dict[str, Any] = {"seed": seed, "iteration": iteration, "global_step": global_step,
+                               "seconds": round(time.time() - start, 1),
+                               "cpu_seconds": round(time.process_time() - cpu_start, 1)}
+        for p, rules in eval_rules.items():
+            mean, sem = evaluate(net, rules, args, args.eval_episodes, eval_seed)
+            row[f"eval_{p}p"], row[f"eval_sem_{p}p"] = round(mean, 4), round(sem, 4)
+            if writer:
+                writer.add_scalar(f"eval/return_{p}p", mean, global_step)
         net.train()
-        row = {"iteration": iteration, "global_step": global_step,
-               "seconds": round(time.time() - start, 1),
-               "cpu_seconds": round(time.process_time() - cpu_start, 1),
-               "eval_mean_points": round(mean, 4), "eval_sem": round(sem, 4),
-               "train_mean_return": round(float(np.mean(recent)) if recent else float("nan"), 4),
-               **{f"baseline_{k}": round(v, 4) for k, v in baselines.items()}}
+        row["train_mean_return"] = round(float(np.mean(recent)) if recent else float("nan"), 4)
+        row.update({f"baseline_{k}": round(v, 4) for k, v in baselines.items()})
         curve.append(row)
-        with open(csv_path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
-            writer.writeheader()
-            writer.writerows(curve)
-        plot_curve(curve, baselines, png_path, title)
-        save_checkpoint(folder / "model.pt", net, dataclasses.asdict(args))
-        if stem:
-            save_checkpoint(stem, net, dataclasses.asdict(args))
+        write_csv(curve, folder / "curve.csv")
+        save_checkpoint(folder / "model.pt", net, run_args)
         if args.progress:
+            evals = "  ".join(f"{p}p {row[f'eval_{p}p']:6.3f}" for p in args.num_players)
             print(f"update {iteration:5d} step {global_step:9d} {row['seconds']:7.0f}s  "
-                  f"eval {mean:6.3f} +- {sem:.3f}  train return {row['train_mean_return']}",
-                  flush=True)
+                  f"eval {evals}  train return {row['train_mean_return']}", flush=True)
 
     log_eval(0)
+    bounds = np.cumsum([0] + [args.num_envs] * len(tables))  # table t: rows bounds[t]:[t+1]
     for iteration in range(1, num_iterations + 1):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = args.learning_rate * (
                 1.0 - (iteration - 1.0) / num_iterations)
         for step in range(t_steps):
-            mask = info["action_mask"].copy()
-            mask[~mask.any(axis=1)] = True  # games being restarted: any action (ignored)
-            obs_t, mask_t = torch.as_tensor(obs), torch.as_tensor(mask)
+            obs_t, mask_t = current()
             with torch.no_grad():
                 logits, value = net(obs_t, mask_t)
                 dist = Categorical(logits=logits)
                 action = dist.sample()
             obs_buf[step], mask_buf[step], act_buf[step] = obs_t, mask_t, action
             logp_buf[step], val_buf[step] = dist.log_prob(action), value
-            valid_buf[step] = torch.as_tensor(~resetting)
-            obs, reward, term, trunc, info = env.step(action.numpy())
-            global_step += int((~resetting).sum())
-            ended = (term | trunc) & ~resetting
+            actions = action.numpy()
+            reward, ended, valid = (np.concatenate(parts) for parts in zip(
+                *(t.step(actions[lo:hi]) for t, lo, hi in zip(
+                    tables, bounds[:-1], bounds[1:], strict=True)), strict=True))
+            valid_buf[step] = torch.as_tensor(valid)
+            global_step += int(valid.sum())
             ep_return += reward
-            for g in np.flatnonzero(ended):
-                recent.append(float(ep_return[g]))
-            recent = recent[-1000:]
+            recent = (recent + ep_return[ended].tolist())[-1000:]
             ep_return[ended] = 0.0
             rew_buf[step] = torch.as_tensor(reward * args.reward_scale)
             term_buf[step] = torch.as_tensor(ended.astype(np.float32))
-            resetting = term | trunc
 
         # Generalised advantage estimation. A restart step follows every terminal step;
         # (1 - term) cuts the recursion there, and restart steps are left out of the loss.
         with torch.no_grad():
-            mask = info["action_mask"].copy()
-            mask[~mask.any(axis=1)] = True
-            _, next_value = net(torch.as_tensor(obs), torch.as_tensor(mask))
+            _, next_value = net(*current())
         advantages = torch.zeros_like(rew_buf)
         last = torch.zeros(n)
         for t in reversed(range(t_steps)):
@@ -402,6 +567,16 @@ def train(args: Args) -> Path:
                 optimizer.step()
             if args.target_kl is not None and approx_kl > args.target_kl:
                 break
+        if writer:
+            for key, value in (("losses/policy", pg_loss), ("losses/value", v_loss),
+                               ("losses/entropy", entropy), ("losses/approx_kl", approx_kl)):
+                writer.add_scalar(key, float(value.detach()), global_step)
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"],
+                              global_step)
+            writer.add_scalar("charts/steps_per_second", global_step / (time.time() - start),
+                              global_step)
+            if recent:
+                writer.add_scalar("charts/train_return", float(np.mean(recent)), global_step)
 
         if selfplay is not None and iteration % args.snapshot_interval == 0:
             selfplay.refresh(net)
@@ -412,13 +587,49 @@ def train(args: Args) -> Path:
     summary = {"run_name": run_name, "global_step": global_step, "wall_seconds": round(wall, 1),
                "cpu_seconds": round(cpu, 1), "final_eval": curve[-1], "baselines": baselines}
     (folder / "summary.json").write_text(json.dumps(summary, indent=2))
-    if stem:
-        stem.with_suffix(".json").write_text(json.dumps(
-            {"args": dataclasses.asdict(args), **summary}, indent=2))
+    plot_curves([curve], args.num_players, baselines, folder / "curve.png",
+                f"{run_name} vs league {'+'.join(args.opponents)}")
+    if writer:
+        writer.close()
     if args.progress:
         print(f"done: {global_step} steps in {wall:.0f} s wall, {cpu:.0f} s CPU; "
               f"run folder {folder}", flush=True)
-    return folder
+    return folder, curve
+
+
+def train(args: Args) -> list[Path]:
+    """Train one run per seed; with ``checkpoint``, copy the best seed's final policy
+    there and plot the curve over seeds next to it. Returns the run folders."""
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    baselines = {}  # "<agent> <P>p" -> its mean return in the learner's seat (eval deals)
+    for name in args.eval_baselines:
+        agent, options = parse_agent(name)
+        for p in args.num_players:
+            baselines[f"{name} {p}p"] = evaluate(
+                make_agent(agent, **options), make_rules(args, p, single_round=True), args,
+                args.eval_episodes, 10_000 + args.seeds[0])[0]
+    runs = [train_seed(args, seed, baselines) for seed in args.seeds]
+    if args.checkpoint:
+        stem = Path(args.checkpoint)
+        finals = [np.mean([curve[-1][f"eval_{p}p"] for p in args.num_players])
+                  for _, curve in runs]
+        best_folder, best_curve = runs[int(np.argmax(finals))]
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        stem.write_bytes((best_folder / "model.pt").read_bytes())
+        curves = [curve for _, curve in runs]
+        write_csv([row for curve in curves for row in curve],
+                  stem.with_name(stem.stem + "_curve.csv"))
+        plot_curves(curves, args.num_players, baselines,
+                    stem.with_name(stem.stem + "_curve.png"),
+                    f"PPO, {args.game} {args.num_players} players vs league "
+                    f"{'+'.join(args.opponents)}; eval vs {'+'.join(args.eval_opponents)}")
+        stem.with_suffix(".json").write_text(json.dumps(
+            {"args": dataclasses.asdict(args), "best_seed": best_curve[-1]["seed"],
+             "final_evals": [curve[-1] for curve in curves],
+             "summaries": [json.loads((folder / "summary.json").read_text())
+                           for folder, _ in runs]}, indent=2))
+    return [folder for folder, _ in runs]
 
 
 def main(argv: list[str] | None = None) -> None:

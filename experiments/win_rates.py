@@ -29,11 +29,13 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import dataclasses
+import functools
 import json
 import multiprocessing
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,26 +122,46 @@ def rules_for(rule_set: str, players: int, matches: bool):
 
 def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict]:
     """Play deals ``chunk * args.chunk ..`` of one rule set and player count, every rotation."""
+    deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
+    lineup = [args.agents[s % len(args.agents)] for s in range(players)]
+    return play_deals(rule_set, players, args.matches, deals, [lineup] * len(deals), args.seed,
+                      chunk)
+
+
+def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
+               lineups: list[list[str]], seed: int, chunk: int) -> list[dict]:
+    """Play every deal once per rotation of its own line-up through the seats.
+
+    Args:
+        deals: (D,) deal numbers; deal d has the same cards in every rotation and run.
+        lineups: D line-ups of P agent specs, seat by seat in rotation 0; rotation r
+            seats ``lineup[(seat + r) % P]`` at ``seat``.
+        seed: seed of the deals; the agents' random stream is keyed by (seed, rule set,
+            players, chunk), so a chunk plays the same wherever it runs.
+
+    Returns:
+        One row (``CSV_COLUMNS``) per game, seat and finished round, in play order.
+    """
     from agents import make_agent
     from smoor_env import Engine
     from smoor_env.table import play_tables
 
-    rules = rules_for(rule_set, players, args.matches)
-    deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
-    lineup = [args.agents[s % len(args.agents)] for s in range(players)]
-    specs = sorted(set(lineup))
+    rules = rules_for(rule_set, players, matches)
+    specs = sorted({spec for lineup in lineups for spec in lineup})
     agents = [make_agent(name, **options) for name, options in map(parse_agent, specs)]
-    lineup_index = np.array([specs.index(spec) for spec in lineup])  # (P,)
+    # (D, P) index into `agents` of each deal's line-up
+    lineup_index = np.array([[specs.index(spec) for spec in lineup] for lineup in lineups])
     games = len(deals) * players
-    deal_of = np.repeat(deals, players)  # (G,) game -> deal: the same cards for every rotation
+    deal_row = np.repeat(np.arange(len(deals)), players)  # (G,) game -> row of `deals`
+    deal_of = np.asarray(deals)[deal_row]  # (G,) the same cards for every rotation
     rotation = np.tile(np.arange(players), len(deals))  # (G,)
     seats = np.arange(players)
     # (G, P) index into `agents` of the agent at each seat of each game.
-    seat_agent = lineup_index[(seats[None, :] + rotation[:, None]) % players]
+    seat_agent = lineup_index[deal_row[:, None], (seats[None, :] + rotation[:, None]) % players]
     engine = Engine(rules, games)
     stream = zlib_seed(rule_set, players)
-    engine.reset(args.seed + stream, game_ids=deal_of)
-    rng = np.random.default_rng([args.seed, stream, chunk])
+    engine.reset(seed + stream, game_ids=deal_of)
+    rng = np.random.default_rng([seed, stream, chunk])
     st = engine.state
     rows: list[dict] = []
 
@@ -160,6 +182,58 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict
 
     play_tables(engine, agents, seat_agent, rng, step)
     return rows
+
+
+def play_units(units: list[tuple], play: Callable[..., list[dict]], workers: int,
+               progress: bool, desc: str,
+               on_done: Callable[[tuple, list[dict]], None] | None = None,
+               ) -> tuple[dict[tuple, list[dict]], bool]:
+    """Run ``play(*unit)`` for every unit, in ``workers`` processes (forked) or in this one.
+
+    ``on_done(unit, rows)`` is called in this process as each unit finishes (in any
+    order). Ctrl-C stops early and keeps the finished units.
+
+    Returns:
+        (rows of each finished unit, whether the run was interrupted).
+    """
+    results: dict[tuple, list[dict]] = {}
+    interrupted = False
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(units), unit="chunk", desc=desc, file=sys.stderr)
+
+    def finished(unit: tuple, rows: list[dict]) -> None:
+        results[unit] = rows
+        if on_done:
+            on_done(unit, rows)
+        if bar:
+            bar.update()
+
+    try:
+        if workers <= 1:
+            for unit in units:
+                finished(unit, play(*unit))
+        else:
+            context = multiprocessing.get_context("fork")
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+                futures = {pool.submit(play, *unit): unit for unit in units}
+                try:
+                    for future in concurrent.futures.as_completed(futures):
+                        finished(futures[future], future.result())
+                except KeyboardInterrupt:
+                    for future in futures:
+                        future.cancel()
+                    raise
+    except KeyboardInterrupt:
+        interrupted = True
+        print(f"\ninterrupted: keeping the {len(results)} of {len(units)} finished chunks",
+              file=sys.stderr)
+    finally:
+        if bar:
+            bar.close()
+    return results, interrupted
 
 
 def zlib_seed(rule_set: str, players: int) -> int:
@@ -250,23 +324,49 @@ def format_table(summary: dict) -> str:
 
 
 # ---------------------------------------------------------------------- plots
+#: Resolution of the PNG plots: enough on a screen, small in a repository or notebook.
+PNG_DPI = 90
+
+
+def save_figure(fig, png_path: Path) -> list[Path]:
+    """Write the ``matplotlib.figure.Figure`` as PNG (for screens and notebooks) and SVG
+    (vector, for papers) next to each other, and return both paths. The plots build
+    ``Figure`` objects without pyplot, so they neither need nor change a backend (a
+    notebook's inline plots keep working)."""
+    svg_path = png_path.with_suffix(".svg")
+    fig.savefig(png_path, dpi=PNG_DPI)
+    fig.savefig(svg_path)
+    return [png_path, svg_path]
+
+
+def run_caption(summary: dict) -> str:
+    """What a tournament's plots show: deals, line-up, seed and game length."""
+    args = summary.get("args", {})
+    deals = sorted({r["deals"] for r in summary["table"]})
+    lineup = ", ".join(args.get("agents", sorted({r["agent"] for r in summary["table"]})))
+    return (f"{'/'.join(map(str, deals))} duplicate deals per panel point, each played in every "
+            f"seat rotation; line-up by seat (repeated to fill the table): {lineup}; "
+            f"seed {args.get('seed', '?')}; "
+            f"{'whole matches' if args.get('matches') else 'single rounds'}")
+
+
 def plot_summary(summary: dict, folder: Path) -> list[Path]:
     """Round-win rate and mean points per round against the player count, one panel per
-    rule set, with 95% error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    rule set, with 95% error bars; the win-rate panels draw the chance rate 1/P. Each
+    plot is written as PNG and SVG; returns the paths."""
+    from matplotlib.figure import Figure
 
     written = []
     rule_sets = sorted({r["rule_set"] for r in summary["table"]})
+    caption = run_caption(summary)
     for metric, ci, label, name in (
             ("round_win_rate", "round_win_ci", "round-win rate (ties share)", "win_rates.png"),
             ("mean_points", "mean_points_ci", "mean points per round", "points.png")):
-        fig, axes = plt.subplots(1, len(rule_sets), figsize=(5 * len(rule_sets), 4),
-                                 squeeze=False)
+        fig = Figure(figsize=(5 * len(rule_sets), 4.4))
+        axes = fig.subplots(1, len(rule_sets), squeeze=False)
         for ax, rule_set in zip(axes[0], rule_sets, strict=True):
             rows = [r for r in summary["table"] if r["rule_set"] == rule_set]
+            player_counts = sorted({r["players"] for r in rows})
             for agent in sorted({r["agent"] for r in rows}):
                 mine = sorted((r for r in rows if r["agent"] == agent),
                               key=lambda r: r["players"])
@@ -274,34 +374,34 @@ def plot_summary(summary: dict, folder: Path) -> list[Path]:
                 y = np.array([r[metric] for r in mine])
                 err = np.abs(np.array([r[ci] for r in mine]).T - y)
                 ax.errorbar(x, y, yerr=err, marker="o", capsize=4, label=agent)
+            if metric == "round_win_rate":
+                ax.plot(player_counts, [1 / p for p in player_counts], color="grey",
+                        linestyle="--", label="chance (1/P)")
             units = " (penalty points: lower is better)" if rule_set.startswith("hearts") and \
                 metric == "mean_points" else ""
             ax.set_title(f"{rule_set}{units}")
             ax.set_xlabel("players")
             ax.set_ylabel(label)
-            ax.set_xticks(sorted({r["players"] for r in rows}))
+            ax.set_xticks(player_counts)
             ax.grid(alpha=0.3)
             ax.legend()
         fig.suptitle(f"{label}, 95% confidence intervals, duplicate deals")
-        fig.tight_layout()
-        path = folder / name
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        fig.text(0.5, 0.01, caption, ha="center", va="bottom", fontsize=7, wrap=True)
+        fig.tight_layout(rect=(0, 0.06, 1, 1))
+        written += save_figure(fig, folder / name)
     return written
 
 
-def plot_throughput(json_path: Path, folder: Path) -> Path | None:
-    """Rounds/s against batch size per player count, from experiments.throughput's JSON."""
+def plot_throughput(json_path: Path, folder: Path) -> list[Path]:
+    """Rounds/s against batch size per player count, from experiments.throughput's JSON
+    (PNG and SVG; none without the JSON)."""
     if not json_path.exists():
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        return []
+    from matplotlib.figure import Figure
 
     data = json.loads(json_path.read_text())
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     base = [r for r in data["rows"] if r["rules"] == "Smoorverliefd"]
     for players in sorted({r["players"] for r in base}):
         mine = sorted((r for r in base if r["players"] == players), key=lambda r: r["batch"])
@@ -311,14 +411,11 @@ def plot_throughput(json_path: Path, folder: Path) -> Path | None:
     ax.set_yscale("log")
     ax.set_xlabel("batch size (games stepped together)")
     ax.set_ylabel("random games (rounds) per second")
-    ax.set_title("Engine throughput, one thread")
+    ax.set_title("Engine throughput, one thread, random legal play")
     ax.grid(alpha=0.3, which="both")
     ax.legend()
     fig.tight_layout()
-    path = folder / "throughput.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, folder / "throughput.png")
 
 
 def load_results(folder: str | Path) -> tuple[list[dict], dict]:
@@ -346,40 +443,9 @@ def run(args: Args) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     units = [(rule_set, players, chunk) for rule_set in args.rule_sets
              for players in args.players for chunk in range(-(-args.deals // args.chunk))]
-    results: dict[tuple, list[dict]] = {}
     started = time.time()
-    interrupted = False
-    bar = None
-    if args.progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(units), unit="chunk", desc="win rates", file=sys.stderr)
-    try:
-        if args.workers <= 1:
-            for unit in units:
-                results[unit] = play_chunk(args, *unit)
-                if bar:
-                    bar.update()
-        else:
-            context = multiprocessing.get_context("fork")
-            with concurrent.futures.ProcessPoolExecutor(args.workers, mp_context=context) as pool:
-                futures = {pool.submit(play_chunk, args, *unit): unit for unit in units}
-                try:
-                    for future in concurrent.futures.as_completed(futures):
-                        results[futures[future]] = future.result()
-                        if bar:
-                            bar.update()
-                except KeyboardInterrupt:
-                    for future in futures:
-                        future.cancel()
-                    raise
-    except KeyboardInterrupt:
-        interrupted = True
-        print(f"\ninterrupted: keeping the {len(results)} of {len(units)} finished chunks",
-              file=sys.stderr)
-    finally:
-        if bar:
-            bar.close()
+    results, interrupted = play_units(units, functools.partial(play_chunk, args), args.workers,
+                                      args.progress, "win rates")
     rows = [row for unit in units if unit in results for row in results[unit]]
     with open(folder / "results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
@@ -407,9 +473,7 @@ def run(args: Args) -> Path:
     written = [folder / "results.csv", folder / "summary.json"]
     if args.plots and rows:
         written += plot_summary(summary, folder)
-        throughput = plot_throughput(Path(args.out_dir) / "throughput.json", folder)
-        if throughput:
-            written.append(throughput)
+        written += plot_throughput(Path(args.out_dir) / "throughput.json", folder)
     print("\nwrote " + ", ".join(str(p) for p in written))
     return folder
 

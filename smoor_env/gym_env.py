@@ -16,6 +16,12 @@
   (declared in ``metadata["autoreset_mode"]``): the step after a match ends
   resets that sub-environment, ignores its action and returns its first
   observation with reward 0. The legal masks are ``infos["action_mask"]`` (N, 70).
+  A mask is never empty: where a sub-environment has just ended (terminated, the
+  next step restarts it and ignores its action) it allows exactly one action,
+  ``RESTART_ACTION`` (0), so a sampler can draw from it and a policy has a single
+  choice there (log-probability 0, no gradient). ``restart(games)`` restarts
+  chosen sub-environments at once instead (the same-step autoreset of
+  ``smoor_env.sb3``, the Stable-Baselines3 adapter).
   ``num_workers=k`` splits the sub-environments over k processes writing into
   shared memory (``smoor_env.workers``), with the same results for every k;
   ``obs_dtype="int8"`` gives compact observations (``smoor_env.observation``).
@@ -52,10 +58,22 @@ from smoor_env.streams import GameStreams
 from smoor_env.table import Randomness, Table
 from smoor_env.workers import WorkerPool, shared_space
 
+#: The one action a finished episode's mask allows (a placeholder: it is never played).
+RESTART_ACTION = 0
 OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
 #: The compact observations' space (see ``smoor_env.observation``: int8 steps).
 COMPACT_OBSERVATION_SPACE = spaces.Box(-127, 127, (OBSERVATION_SIZE,), np.int8)
 ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
+
+
+def _never_empty(mask: np.ndarray, ended: np.ndarray) -> np.ndarray:
+    """(B, 70) ``mask`` with the rows of ``ended`` ((B,) bool) set to allow only
+    ``RESTART_ACTION``: a finished game has no legal action, and an empty mask would
+    make a sampler fail. Edits ``mask`` in place (a fresh array) and returns it."""
+    if ended.any():
+        mask[ended] = False
+        mask[ended, RESTART_ACTION] = True
+    return mask
 
 
 def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
@@ -215,8 +233,9 @@ class SmoorEnv(gym.Env):
                 self._info(bool(illegal[0])))
 
     def action_masks(self) -> np.ndarray:
-        """(70,) bool legal actions of the learner (all False once the match is over)."""
-        return self.engine.legal_mask[0].copy()
+        """(70,) bool legal actions of the learner; once the episode is over, only
+        ``RESTART_ACTION`` (never empty; ``step`` then asks for ``reset()``)."""
+        return _never_empty(self.engine.legal_mask, np.array([self._ended]))[0]
 
     def _info(self, illegal: bool) -> dict:
         return {"action_mask": self.action_masks(), "illegal_action": illegal}
@@ -294,13 +313,19 @@ class _Block:
         self.needs_reset = terminated.copy()
         return rewards, terminated, illegal
 
+    def restart(self, chosen: np.ndarray) -> None:
+        """Restart the matches of the (n,) bool ``chosen`` games now (see
+        ``SmoorVectorEnv.restart``); the opponents play up to the learner's turn."""
+        self.start(np.flatnonzero(chosen))
+        self.match.advance(None, chosen)
+
     def observations(self) -> np.ndarray:
         """(n, OBSERVATION_SIZE) the tracker's own array, every row up to date."""
         return self.match.tracker.out
 
     def masks(self) -> np.ndarray:
-        """(n, 70) bool legal actions of the learner."""
-        return self.engine.legal_mask
+        """(n, 70) bool legal actions of the learner (never empty: see the module docs)."""
+        return _never_empty(self.engine.legal_mask, self.needs_reset)
 
 
 class SmoorVectorEnv(VectorEnv):
@@ -434,11 +459,35 @@ class SmoorVectorEnv(VectorEnv):
             obs.flags.writeable = False
         return (obs, *results)
 
+    def restart(self, games: np.ndarray) -> np.ndarray:
+        """Restart the matches of ``games`` ((K,) int indices) now, not on the next step.
+
+        Fresh deals from the seed's stream; the opponents play up to the learner's first
+        turn. This is the same-step autoreset that Stable-Baselines3 expects
+        (``smoor_env.sb3``); the other games are left as they are.
+
+        Returns:
+            (K, OBSERVATION_SIZE) the learner's first observations in ``games``.
+        """
+        games = np.asarray(games, np.int64)  # (K,)
+        if games.ndim != 1 or ((games < 0) | (games >= self.num_envs)).any():
+            raise ValueError(f"games must be indices 0..{self.num_envs - 1}, got {games}")
+        chosen = np.zeros(self.num_envs, bool)  # (N,)
+        chosen[games] = True
+        self._ended[games] = False
+        if self._pool is None:
+            self._block.restart(chosen)
+            return self._block.observations()[games]
+        self._pool.arrays["restart"][:] = chosen
+        self._pool.run("restart")
+        return self._pool.arrays["observation"][games]
+
     def _info(self, illegal: np.ndarray) -> dict:
         return {"action_mask": self.action_masks(), "illegal_action": illegal}
 
     def action_masks(self) -> np.ndarray:
-        """(N, 70) bool legal actions of the learner in each sub-environment."""
+        """(N, 70) bool legal actions of the learner in each sub-environment; where the
+        episode has just ended, only ``RESTART_ACTION`` (the module docstring says why)."""
         if self._pool is None:
             return self._block.masks()
         return self._pool.arrays["action_mask"].copy()

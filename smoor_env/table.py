@@ -4,7 +4,8 @@ The one loop that plays agents against each other, used by the Gymnasium
 environments (the opponents of the learner) and by every experiment. An agent
 is any object with the batched agent protocol (``agents.base.Agent``): a
 ``name``, ``uses_observation`` and ``act(observations, rng)`` returning (n,)
-legal actions for a batch of ``{"observation": (n, D), "action_mask": (n, 70)}``;
+legal actions for a batch of ``{"observation": (n, D), "action_mask": (n, 70)}``
+(the table adds ``"games"`` and ``"seats"``, (n,) each: where the rows come from);
 optionally ``act_packed(words, rng)``, the same actions from the mask packed into
 (n, 2) uint64 (``Engine.legal_words``), which spares building the mask. This
 module only plays agent objects; turning names into agents is ``agents.make_agent``.
@@ -108,7 +109,11 @@ class Table:
             mask = engine.legal_mask if mask is None else mask
             seen = observe(engine, st.current_player[rows], rows) if agent.uses_observation \
                 else None
-            moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows]}, agent_rng)
+            # "games" and "seats" say where the rows come from (a league that draws its
+            # opponents per game reads them; other agents ignore them).
+            moves[rows] = agent.act({"observation": seen, "action_mask": mask[rows],
+                                     "games": rows, "seats": st.current_player[rows]},
+                                    agent_rng)
         return moves
 
     def play(self, rng: Randomness, step: StepFunction | None = None) -> None:

@@ -50,6 +50,8 @@ class Block(Protocol):
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
+    def restart(self, chosen: np.ndarray) -> None: ...
+
     def observations(self) -> np.ndarray: ...
 
     def masks(self) -> np.ndarray: ...
@@ -69,17 +71,15 @@ def shared_space(observation_space: spaces.Box, num_actions: int) -> spaces.Dict
         "terminated": spaces.Box(0, 1, (), bool),
         "illegal_action": spaces.Box(0, 1, (), bool),
         "action": spaces.Box(0, num_actions - 1, (), np.int64),
+        "restart": spaces.Box(0, 1, (), bool),  # the games ``restart`` restarts now
     })
 
 
 def _write_outputs(block: Block, mine: dict[str, np.ndarray],
-                   outputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> None:
-    """A step's (or a reset's, if ``outputs`` is None) results into this worker's rows."""
-    if outputs is None:
-        mine["reward"][:] = 0
-        mine["terminated"][:] = False
-        mine["illegal_action"][:] = False
-    else:
+                   outputs: tuple[Any, Any, Any] | None) -> None:
+    """Masks, observations and (unless None) a step's rewards, terminated and illegal
+    flags into this worker's rows."""
+    if outputs is not None:
         mine["reward"][:], mine["terminated"][:], mine["illegal_action"][:] = outputs
     mine["action_mask"][:] = block.masks()
     block.observations()  # brings every row of the shared observations up to date
@@ -108,9 +108,12 @@ def _worker(conn: Connection, shared: Any, space: spaces.Dict, num_envs: int, fi
                 return
             if command == "reset":
                 block.reset(argument)
-                _write_outputs(block, mine, None)
+                _write_outputs(block, mine, (0.0, False, False))
             elif command == "step":
                 _write_outputs(block, mine, block.step(mine["action"]))
+            elif command == "restart":
+                block.restart(mine["restart"])
+                _write_outputs(block, mine, None)
             else:
                 raise ValueError(f"unknown command {command!r}")
             conn.send(("done", None))
@@ -169,7 +172,8 @@ class WorkerPool:
 
     def run(self, command: str, argument: Any = None) -> None:
         """Every worker runs ``command`` (``"reset"`` with a seed, ``"step"`` on the shared
-        actions); returns when all are done. Raises ``WorkerError`` if one raised or died."""
+        actions, ``"restart"`` of the shared chosen games); returns when all are done.
+        Raises ``WorkerError`` if one raised or died."""
         if self.closed:
             raise WorkerError("the workers are closed (after close() or a worker's failure)")
         for w, conn in enumerate(self._conns):

@@ -14,8 +14,8 @@ from agents import RandomAgent, make_agent
 from agents.base import pack_mask
 from agents.environments import make_env, make_vector_env
 from smoor_env import Engine, Phase, Rules
-from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
-from smoor_env.observation import split_observation
+from smoor_env.gym_env import RESTART_ACTION, SmoorEnv, SmoorVectorEnv
+from smoor_env.observation import OBSERVATION_SIZE, observe, split_observation
 from smoor_env.state import PHASE_ACTION_OFFSET
 from smoor_env.table import offers_packed
 
@@ -156,14 +156,58 @@ def test_vector_env_next_step_autoreset_step_by_step(game):
         live = ~terminated
         # Everywhere the episode goes on, it is the learner's (seat 0) turn, with its mask.
         assert (st.current_player[live] == 0).all()
-        assert info["action_mask"][live].any(axis=1).all()
-        assert np.array_equal(info["action_mask"], envs.engine.legal_mask)
+        assert np.array_equal(info["action_mask"][live], envs.engine.legal_mask[live])
+        # Where the episode ended, the mask is never empty: only the restart placeholder.
+        restart_only = np.zeros(70, bool)
+        restart_only[RESTART_ACTION] = True
+        assert (info["action_mask"][terminated] == restart_only).all()
+        assert np.array_equal(envs.action_masks(), info["action_mask"])
         if terminated.any():
             sign = -1 if game == "hearts" else 1
             assert np.array_equal(returns[terminated], sign * st.round_points[terminated, 0])
             returns[terminated] = 0
         ended = terminated
     assert checked >= 12
+
+
+def test_masks_are_never_empty_and_a_sampler_can_draw_from_every_one():
+    """Drawing from every mask the vector env hands out (finished games included) plays
+    on without an error; the single env's mask after the end allows only the placeholder."""
+    envs = make_vector_env(num_envs=32, num_players=3, target_score=None, opponents="random")
+    _, info = envs.reset(seed=2)
+    rng = np.random.default_rng(2)
+    ends = 0
+    for _ in range(60):
+        mask = info["action_mask"]
+        assert mask.any(axis=1).all()
+        _, _, terminated, _, info = envs.step(_random_actions(mask, rng))
+        ends += int(terminated.sum())
+        assert (np.flatnonzero(info["action_mask"][terminated].any(axis=0)) <= RESTART_ACTION).all()
+    assert ends >= 32
+    single = make_env(target_score=None)
+    single.reset(seed=0)
+    done = False
+    while not done:
+        _, _, done, _, info = single.step(int(np.argmax(single.action_masks())))
+    assert np.flatnonzero(info["action_mask"]).tolist() == [RESTART_ACTION]
+    with pytest.raises(ValueError, match="reset"):
+        single.step(RESTART_ACTION)
+
+
+def test_vector_env_restart_starts_chosen_games_at_once():
+    envs = make_vector_env(num_envs=6, target_score=None, opponents="greedy")
+    _, info = envs.reset(seed=3)
+    envs.step(np.argmax(info["action_mask"], axis=1))
+    st = envs.engine.state
+    untouched = [0, 2, 3, 5]
+    hands_before = st.hands[untouched].copy()  # (4, P) uint64
+    first = envs.restart(np.array([1, 4]))
+    assert first.shape == (2, OBSERVATION_SIZE) and (st.current_player == 0).all()
+    assert (np.bitwise_count(st.hands[[1, 4], 0]) == 13).all()  # a new deal, before its turn
+    assert np.array_equal(st.hands[untouched], hands_before)
+    assert np.array_equal(first, observe(envs.engine, np.zeros(2, np.int64), np.array([1, 4])))
+    with pytest.raises(ValueError, match="indices"):
+        envs.restart(np.array([6]))
 
 
 def test_vector_env_illegal_action_ends_only_that_game():

@@ -51,29 +51,83 @@ def play_rounds(agent, rules: Rules, games: int, seed: int) -> np.ndarray:
     return st.round_points.copy()
 
 
-def test_train_ppo_smoke(tmp_path: Path) -> None:
-    """A tiny run with self-play opponents writes a checkpoint and a learning curve."""
-    checkpoint = tmp_path / "tiny.pt"
-    cmd = [sys.executable, "-m", "experiments.train_ppo", "--total-timesteps", "512",
-           "--num-envs", "16", "--num-steps", "16", "--eval-interval", "1",
-           "--eval-episodes", "16", "--eval-baselines", "random", "--hidden", "32",
-           "--opponents", "random", "self", "greedy", "--snapshot-interval", "1",
-           "--out-dir", str(tmp_path / "runs"), "--checkpoint", str(checkpoint),
-           "--seed", "3"]
+def _train(tmp_path: Path, *options: str) -> None:
+    cmd = [sys.executable, "-m", "experiments.train_ppo", "--num-envs", "16", "--num-steps",
+           "16", "--eval-interval", "1", "--eval-episodes", "16", "--eval-baselines", "random",
+           "--hidden", "32", "--out-dir", str(tmp_path / "runs"), *options]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_train_ppo_smoke(tmp_path: Path) -> None:
+    """A tiny run against a league with self-play writes a checkpoint and a learning curve."""
+    checkpoint = tmp_path / "tiny.pt"
+    _train(tmp_path, "--total-timesteps", "512", "--opponents", "random", "self", "greedy",
+           "--snapshot-interval", "1", "--checkpoint", str(checkpoint), "--seeds", "3")
     run = tmp_path / "runs" / "ppo__smoorverliefd_4p__seed3"
-    for path in (run / "model.pt", run / "args.json", run / "summary.json", checkpoint,
-                 tmp_path / "tiny_curve.csv", tmp_path / "tiny_curve.png",
+    for path in (run / "model.pt", run / "args.json", run / "summary.json", run / "curve.png",
+                 checkpoint, tmp_path / "tiny_curve.csv", tmp_path / "tiny_curve.png",
                  tmp_path / "tiny.json"):
         assert path.exists(), path
     assert json.loads((run / "args.json").read_text())["seed"] == 3
     lines = (tmp_path / "tiny_curve.csv").read_text().splitlines()
-    assert lines[0].startswith("iteration,global_step") and len(lines) >= 3
+    assert lines[0].startswith("seed,iteration,global_step,") and len(lines) >= 3
+    assert "eval_4p" in lines[0]
     agent = make_agent("ppo", checkpoint=str(checkpoint), sample=True)
     points = play_rounds(agent, Rules(num_players=4, target_score=None), 8, seed=1)
     assert points.shape == (8, 4)
+
+
+def test_train_ppo_league_players_imitation_seeds_smoke(tmp_path: Path) -> None:
+    """3, 4 and 5 players at once, a pool with mc, imitation first, two seeds, TensorBoard."""
+    pytest.importorskip("tensorboard")
+    checkpoint = tmp_path / "multi.pt"
+    _train(tmp_path, "--total-timesteps", "768", "--num-players", "3", "4", "5", "--opponents",
+           "random", "mc:worlds=4", "self", "--imitate", "greedy", "--imitate-decisions",
+           "200", "--imitate-epochs", "2", "--seeds", "0", "1", "--track",
+           "--checkpoint", str(checkpoint))
+    for seed in (0, 1):
+        run = tmp_path / "runs" / f"ppo__smoorverliefd_345p__seed{seed}"
+        assert list(run.glob("events.out.tfevents.*")), "no TensorBoard log"
+    rows = (tmp_path / "multi_curve.csv").read_text().splitlines()
+    assert all(f"eval_{p}p" in rows[0] for p in (3, 4, 5))
+    assert len(rows) == 1 + 2 * 2  # two evaluations per seed
+    summary = json.loads((tmp_path / "multi.json").read_text())
+    assert summary["best_seed"] in (0, 1) and len(summary["final_evals"]) == 2
+    assert (tmp_path / "multi_curve.png").exists()
+    agent = make_agent("ppo", checkpoint=str(checkpoint))
+    play_rounds(agent, Rules(num_players=5, target_score=None), 8, seed=2)
+
+
+def test_league_draws_opponents_per_episode() -> None:
+    from experiments.train_ppo import League
+
+    class Constant:
+        """Plays the first legal action and counts the rows it was asked for."""
+
+        uses_observation = False
+
+        def __init__(self) -> None:
+            self.asked = 0
+
+        def act(self, observations, rng):
+            self.asked += len(observations["action_mask"])
+            return np.argmax(observations["action_mask"], axis=1)
+
+    members = [Constant(), Constant()]
+    league = League(members, 64, 4, np.random.default_rng(0))
+    assert league.assignment.shape == (64, 4) and set(np.unique(league.assignment)) == {0, 1}
+    env = make_vector_env(64, num_players=4, target_score=None, opponents=league)
+    _, info = env.reset(seed=0)
+    before = league.assignment.copy()
+    for _ in range(20):
+        _, _, terminated, _, info = env.step(np.argmax(info["action_mask"], axis=1))
+        league.draw(np.flatnonzero(terminated))
+    assert members[0].asked > 0 and members[1].asked > 0
+    assert not np.array_equal(before, league.assignment)  # episodes ended: new draws
+    with pytest.raises(ValueError, match="games"):
+        league.act({"observation": None, "action_mask": info["action_mask"]}, None)
 
 
 def test_shipped_checkpoint_plays_legal_moves() -> None:

@@ -255,3 +255,30 @@ def test_workers_start_with_spawn_too():
     for a, b in zip(one, spawned, strict=True):
         for x, y in zip(a, b, strict=True):
             assert np.array_equal(x, y)
+
+
+def test_sb3_adapter_with_workers_equals_one_process():
+    # The adapter restarts ended games within the step (SmoorVectorEnv.restart).
+    pytest.importorskip("stable_baselines3")
+    from smoor_env.sb3 import make_sb3_vec_env
+
+    def run(num_workers: int) -> list[np.ndarray]:
+        adapter = make_sb3_vec_env("smoor_env/Hearts-v0", 6, monitor=False, num_players=3,
+                                   target_score=None, num_workers=num_workers)
+        adapter.seed(5)
+        out = [adapter.reset(), adapter.action_masks()]
+        rng = np.random.default_rng(0)
+        try:
+            for _ in range(30):
+                obs, rewards, dones, infos = adapter.step(
+                    _random_actions(adapter.action_masks(), rng))
+                finals = [info["terminal_observation"] for info in infos if info]
+                out += [obs, rewards, dones, adapter.action_masks(), *finals]
+        finally:
+            adapter.close()
+        return out
+
+    one, two = run(1), run(2)
+    assert len(one) == len(two) > 4 * 30  # some episodes ended (terminal observations)
+    for x, y in zip(one, two, strict=True):
+        assert np.array_equal(x, y)

@@ -1,0 +1,235 @@
+"""Information-set Monte Carlo tree search (single-observer ISMCTS), batched.
+
+For each play-phase decision the agent grows one tree over its seat's information
+set (Cowling, Powley and Whitehouse, 2012): a node is a sequence of moves from
+the current position, by every seat, whatever the hidden cards. Each iteration
+
+1. samples a fresh world consistent with the observation (``agents.search``, the
+   same sampler as ``mc``, with Hearts' inferences);
+2. walks down the tree, at each node choosing among the moves legal *in that
+   world*: an untried move if there is one (the rollout policy's move if it is
+   untried, else a random untried one), otherwise the child with the best UCB
+   score from the point of view of the seat to move there,
+   ``mean + exploration * sqrt(ln(availability) / visits)``, where availability
+   counts the visits of the parent in which that move was legal;
+3. adds the node of the untried move, plays the rest of the round with the rollout
+   policy (``agents.rollout``), and credits every node on the path with the final
+   value of the seat that moved into it (round points over the round's full total;
+   Hearts: one minus penalty points over 26; partners: the team's).
+
+Batched the way the engine is fast: each wave runs ``walks`` iterations of every
+decision at once, in one engine batch of (decisions x walks) worlds, tree walks and
+rollouts stepping together (walks still in the tree choose by UCB, the others by
+the rollout policy). Walks of a wave that reach the same node choose with a little
+independent noise on the scores, so that near-equal children share the wave. The
+decision is the root move with the most visits.
+
+Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
+Arrow's cursed suit are chosen by simulation, as ``mc`` does (each candidate played
+out over sampled worlds). A decision is a function of the observation and the
+generator when ``time_budget`` is None.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.base import check_mask, pack_mask, register
+from agents.mc import MCAgent
+from agents.rollout import RolloutPolicy
+from agents.search import Playouts, build_worlds, knowledge, pass_card, rollout_rules, rules_of
+from smoor_env import cards as C
+from smoor_env.bits import byte_prefix_counts, kth_set_bit
+from smoor_env.observation import SLICES, decode
+from smoor_env.rules import Rules
+from smoor_env.state import Phase
+
+
+def _value_scale(rules: Rules) -> float:
+    """The round's full total of points, that values are divided by."""
+    if rules.is_hearts:
+        return 26.0
+    return 2.0 * (104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points)
+
+
+@register("ismcts")
+class ISMCTSAgent:
+    """Single-observer information-set MCTS; see the module docstring.
+
+    Args:
+        iterations: tree iterations (sampled worlds played out) per decision.
+        walks: iterations of one decision run together in a wave (one engine batch).
+        exploration: the UCB constant (values lie in about [0, 1]).
+        rollout: rollout policy after the tree: ``"greedy:EPS"`` (default
+            ``"greedy:0.2"``: other seats err with probability 0.2), ``"greedy"`` or
+            ``"random"``.
+        noise: scale of the independent noise on the UCB scores of the walks of a wave.
+        time_budget: seconds per decision, or None; when set, waves stop once the
+            budget is spent (then decisions depend on timing).
+        rules: the exact rules, if they have numeric options the observation does not
+            carry; default: read from the observation.
+    """
+
+    name = "ismcts"
+    uses_observation = True
+
+    def __init__(self, iterations: int = 512, walks: int = 128, exploration: float = 0.5,
+                 rollout: str = "greedy:0.2", noise: float = 0.02,
+                 opponents_in_tree: bool = False, time_budget: float | None = None,
+                 rules: Rules | None = None) -> None:
+        for key, value in (("iterations", iterations), ("walks", walks)):
+            if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{key} must be a positive int, got {value!r}")
+        if not exploration >= 0:
+            raise ValueError(f"exploration must be >= 0, got {exploration!r}")
+        if not noise >= 0:
+            raise ValueError(f"noise must be >= 0, got {noise!r}")
+        if time_budget is not None and not time_budget > 0:
+            raise ValueError(f"time_budget must be positive seconds or None, got {time_budget!r}")
+        self.iterations, self.walks = int(iterations), int(min(walks, iterations))
+        self.exploration, self.noise = float(exploration), float(noise)
+        self.opponents_in_tree = bool(opponents_in_tree)
+        self.rollout, self.time_budget, self.rules = rollout, time_budget, rules
+        self._playouts = Playouts(RolloutPolicy(rollout))
+        # Bids and cursed suits: chosen by simulation, as mc does it.
+        self._mc = MCAgent(worlds=128, rollout=rollout, rules=rules)
+        self._rules_cache: dict[bytes, Rules] = {}
+
+    def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        mask = check_mask(observations)
+        obs = np.asarray(observations["observation"], np.float32)
+        view = decode(obs)
+        actions = np.argmax(mask, axis=1).astype(np.int64)  # the only one, where forced
+        choice = mask.sum(axis=1) > 1
+        phase = view["phase"]
+        passing = np.flatnonzero(choice & (phase == Phase.PASS))
+        if len(passing):
+            actions[passing] = pass_card(view["hand"][passing],
+                                         pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
+        other = np.flatnonzero(choice & np.isin(phase, [Phase.BID, Phase.CURSE]))
+        if len(other):
+            actions[other] = self._mc.act({"observation": obs[other],
+                                           "action_mask": mask[other]}, rng)
+        search = np.flatnonzero(choice & (phase == Phase.PLAY))
+        if len(search):
+            keys = np.ascontiguousarray(obs[search][:, SLICES["num_players"].start:])
+            groups: dict[bytes, list[int]] = {}
+            for i, row in zip(search.tolist(), keys, strict=True):
+                groups.setdefault(row.tobytes(), []).append(i)
+            for key, idx in groups.items():
+                rows = np.array(idx)
+                rules = self._rules_for(key, view, rows[0])
+                actions[rows] = self._search(view, rows, mask[rows], rules, rng)
+        return actions
+
+    def _rules_for(self, key: bytes, view: dict[str, Any], row: int) -> Rules:
+        if self.rules is not None:
+            return self.rules
+        if key not in self._rules_cache:
+            self._rules_cache[key] = rules_of(view, row)
+        return self._rules_cache[key]
+
+    def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
+                rng: np.random.Generator) -> np.ndarray:
+        """The most visited root move (D,) of D play decisions of one rule set."""
+        start = time.perf_counter()
+        d, p, m = len(rows), rules.num_players, self.walks
+        know = knowledge(view, rows, p)
+        waves = -(-self.iterations // m)
+        capacity = d * (waves * m + 1)
+        child = np.full((capacity, 52), -1, np.int32)  # (nodes, cards) child node, -1 = none
+        visits = np.zeros(capacity)  # (nodes,) walks through the node
+        total = np.zeros(capacity)  # (nodes,) sum of values of the seat that moved into it
+        avail = np.zeros(capacity)  # (nodes,) parent visits in which its move was legal
+        size = d  # nodes 0..D-1 are the roots
+        play_rules = rollout_rules(rules)
+        engine = self._playouts.engine(play_rules, d * m)
+        root_of = np.repeat(np.arange(d), m)  # (R,) decision (= root node) of each walk
+        scale = _value_scale(rules)
+        for wave in range(waves):
+            if (self.time_budget is not None and wave
+                    and time.perf_counter() - start > self.time_budget):
+                break
+            engine.install(build_worlds(know, rules, m, rng))
+            st = engine.state
+            node = root_of.copy()  # (R,) tree node of each walk
+            in_tree = np.ones(d * m, bool)
+            path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (walks, nodes, movers)
+            while not st.match_over.all():
+                moves = self._playouts.policy(engine, rng)  # (R,) the rollout moves
+                walking = in_tree & ~st.match_over
+                if not self.opponents_in_tree:  # other seats play the rollout policy
+                    walking &= st.current_player == 0
+                walking = np.flatnonzero(walking)
+                if len(walking):
+                    cards, nodes, size = self._descend(walking, node, st, moves, child, visits,
+                                                       total, avail, size, rng)
+                    moves[walking] = cards
+                    path.append((walking, nodes, st.current_player[walking].astype(np.int64)))
+                    new = visits[nodes] == 0
+                    node[walking] = nodes
+                    in_tree[walking[new]] = False  # an expanded node ends the tree walk
+                engine.step(moves)
+            points = engine.round_score(st.won, st.dead, st.bids, st.cursed_suit)  # (R, P)
+            if rules.cupids_arrow:
+                points = self._playouts.engine(rules, 1).round_score(st.won, st.dead, st.bids,
+                                                                      st.cursed_suit)
+            value = 1.0 - points / scale if rules.is_hearts else points / scale  # (R, P)
+            for walks, nodes, movers in path:
+                np.add.at(visits, nodes, 1.0)
+                np.add.at(total, nodes, value[walks, movers])
+        # The most visited legal root move (ties: the lowest card).
+        root_visits = np.where(child[:d] >= 0, visits[np.maximum(child[:d], 0)], -1.0)
+        root_visits = np.where(mask[:, :52], root_visits, -2.0)
+        return np.argmax(root_visits, axis=1)
+
+    def _descend(self, walking: np.ndarray, node: np.ndarray, st, moves: np.ndarray,
+                 child: np.ndarray, visits: np.ndarray, total: np.ndarray, avail: np.ndarray,
+                 size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
+        """One tree step of the walks still in the tree: their cards, the nodes they move
+        to (new nodes for untried moves), and the new node count."""
+        here = node[walking]  # (n,)
+        legal = st.legal[walking]  # (n,) uint64 card sets
+        kids = child[here]  # (n, 52)
+        held = C.mask_to_bool(legal)  # (n, 52)
+        exists = (kids >= 0) & held
+        np.add.at(avail, kids[exists], 1.0)  # every legal child was available
+        tried = C.bool_to_mask(exists)  # (n,) uint64
+        untried = legal & ~tried
+        n = len(walking)
+        cards = np.empty(n, np.int64)
+        expand = untried != 0
+        # Expansion: the rollout policy's move if it is untried, else a random untried one.
+        e = np.flatnonzero(expand)
+        if len(e):
+            own = moves[walking[e]]
+            own_untried = (untried[e] >> own.astype(np.uint64)) & np.uint64(1) != 0
+            count = np.bitwise_count(untried[e]).astype(np.uint64)
+            k = (rng.random(len(e)) * count).astype(np.uint64)
+            words = untried[e].copy()
+            pick = kth_set_bit(words, k, byte_prefix_counts(words), np.empty_like(words))
+            cards[e] = np.where(own_untried, own, pick)
+        # Selection by UCB from the mover's point of view, with a little noise per walk.
+        s = np.flatnonzero(~expand)
+        if len(s):
+            ks = np.maximum(kids[s], 0)  # (ns, 52)
+            v = np.maximum(visits[ks], 1e-9)
+            score = total[ks] / v + self.exploration * np.sqrt(
+                np.log(np.maximum(avail[ks], 1.0)) / v)
+            if self.noise:
+                score = score + self.noise * rng.standard_normal(score.shape)
+            score = np.where(exists[s], score, -np.inf)
+            cards[s] = np.argmax(score, axis=1)
+        nodes = child[here, cards].astype(np.int64)  # (n,) -1 where new
+        new = np.flatnonzero(nodes < 0)
+        if len(new):  # one new node per distinct (node, card), shared by walks that chose it
+            keys = here[new].astype(np.int64) * 52 + cards[new]
+            unique, back = np.unique(keys, return_inverse=True)
+            ids = size + np.arange(len(unique))
+            child[unique // 52, unique % 52] = ids
+            nodes[new] = ids[back]
+            size += len(unique)
+        return cards, nodes, size
