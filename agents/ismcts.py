@@ -76,9 +76,10 @@ class ISMCTSAgent:
     name = "ismcts"
     uses_observation = True
 
-    def __init__(self, iterations: int = 512, walks: int = 128, exploration: float = 0.5,
+    def __init__(self, iterations: int = 1024, walks: int = 256, exploration: float = 0.05,
                  rollout: str = "greedy:0.2", noise: float = 0.02,
-                 opponents_in_tree: bool = False, time_budget: float | None = None,
+                 opponents_in_tree: bool = False, seed_worlds: int = 64,
+                 time_budget: float | None = None,
                  rules: Rules | None = None) -> None:
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
@@ -92,6 +93,9 @@ class ISMCTSAgent:
         self.iterations, self.walks = int(iterations), int(min(walks, iterations))
         self.exploration, self.noise = float(exploration), float(noise)
         self.opponents_in_tree = bool(opponents_in_tree)
+        if not isinstance(seed_worlds, int | np.integer) or seed_worlds < 0:
+            raise ValueError(f"seed_worlds must be an int >= 0, got {seed_worlds!r}")
+        self.seed_worlds = int(seed_worlds)
         self.rollout, self.time_budget, self.rules = rollout, time_budget, rules
         self._playouts = Playouts(RolloutPolicy(rollout))
         # Bids and cursed suits: chosen by simulation, as mc does it.
@@ -149,6 +153,9 @@ class ISMCTSAgent:
         engine = self._playouts.engine(play_rules, d * m)
         root_of = np.repeat(np.arange(d), m)  # (R,) decision (= root node) of each walk
         scale = _value_scale(rules)
+        if self.seed_worlds:
+            size = self._seed_root(know, mask, rules, play_rules, child, visits, total, avail,
+                                   size, scale, rng)
         for wave in range(waves):
             if (self.time_budget is not None and wave
                     and time.perf_counter() - start > self.time_budget):
@@ -173,10 +180,8 @@ class ISMCTSAgent:
                     node[walking] = nodes
                     in_tree[walking[new]] = False  # an expanded node ends the tree walk
                 engine.step(moves)
-            points = engine.round_score(st.won, st.dead, st.bids, st.cursed_suit)  # (R, P)
-            if rules.cupids_arrow:
-                points = self._playouts.engine(rules, 1).round_score(st.won, st.dead, st.bids,
-                                                                      st.cursed_suit)
+            points = self._scorer(rules, engine).round_score(st.won, st.dead, st.bids,
+                                                              st.cursed_suit)  # (R, P)
             value = 1.0 - points / scale if rules.is_hearts else points / scale  # (R, P)
             for walks, nodes, movers in path:
                 np.add.at(visits, nodes, 1.0)
@@ -185,6 +190,36 @@ class ISMCTSAgent:
         root_visits = np.where(child[:d] >= 0, visits[np.maximum(child[:d], 0)], -1.0)
         root_visits = np.where(mask[:, :52], root_visits, -2.0)
         return np.argmax(root_visits, axis=1)
+
+    def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
+                   play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,
+                   avail: np.ndarray, size: int, scale: float, rng: np.random.Generator) -> int:
+        """The first wave, as ``mc`` plays it: every legal root move in the same
+        ``seed_worlds`` worlds (common random numbers: the moves are compared on equal
+        deals), each played out by the rollout policy; the results start the root's
+        children. Returns the new node count."""
+        d, k = len(mask), self.seed_worlds
+        worlds = build_worlds(know, rules, k, rng)
+        dec, act = np.nonzero(mask[:, :52])  # (A,) every (decision, legal card)
+        pair = np.repeat(np.arange(len(dec)), k)  # (N,) pair of each game
+        engine = self._playouts.engine(play_rules, len(pair))
+        engine.install(worlds.take(dec[pair] * k + np.tile(np.arange(k), len(dec))))
+        engine.step(act[pair])
+        self._playouts.finish(engine, rng)
+        st = engine.state
+        points = self._scorer(rules, engine).round_score(st.won, st.dead, st.bids,
+                                                          st.cursed_suit)[:, 0]
+        value = 1.0 - points / scale if rules.is_hearts else points / scale  # (N,)
+        ids = size + np.arange(len(dec))
+        child[dec, act] = ids
+        visits[ids] = k
+        total[ids] = np.bincount(pair, weights=value, minlength=len(dec))
+        avail[ids] = k * np.bincount(dec, minlength=d)[dec]  # legal in every root visit
+        return size + len(dec)
+
+    def _scorer(self, rules: Rules, engine):
+        """The engine that scores finished rollouts: the cursed suit needs the full rules."""
+        return self._playouts.engine(rules, 1) if rules.cupids_arrow else engine
 
     def _descend(self, walking: np.ndarray, node: np.ndarray, st, moves: np.ndarray,
                  child: np.ndarray, visits: np.ndarray, total: np.ndarray, avail: np.ndarray,

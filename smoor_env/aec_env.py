@@ -31,13 +31,22 @@ legal ones, and changes nothing; ``env()`` adds PettingZoo's standard wrappers
 for classic games (an illegal move ends the game with reward -1 for its player).
 
 Reset options: ``{"deal": [[card texts] per seat], "dealer": int}`` plays the
-given deal (and dealer) in the first round, for duplicate deals and replays.
+given deal (and dealer) in the first round, for duplicate deals and replays
+(other keys are ignored: PettingZoo's API test passes some).
+
+Errors: a method called before ``reset`` raises ``RuntimeError`` ("call reset()
+first"); an action that is not an int 0..69 raises ``TypeError`` (float, string,
+bool, None for a live agent) or ``ValueError`` (out of range), in ``raw_env`` and
+in ``env()`` alike; an unknown agent name is a ``ValueError``. A call that raises
+changes nothing: a ``reset`` with a bad seed or option leaves the current match
+and the random generator as they were.
 
 Version history: v0, the first release.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -46,6 +55,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from smoor_env.checks import check_action, check_seed, reset_options
 from smoor_env.engine import Engine
 from smoor_env.observation import (
     OBSERVATION_SIZE,
@@ -59,13 +69,64 @@ from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
 
+# Attributes that exist only once a match has started (PettingZoo's per-episode state).
+_EPISODE_ATTRIBUTES = frozenset({"agent_selection", "rewards", "terminations", "truncations",
+                                 "infos", "_cumulative_rewards"})
+
+
+class NotResetError(RuntimeError, AttributeError):
+    """A per-episode attribute or method was used before ``reset()``.
+
+    A ``RuntimeError`` for the caller, and an ``AttributeError`` so that ``hasattr``
+    and PettingZoo's wrappers see a missing attribute, as they expect.
+    """
+
 
 def env(**kwargs: Any) -> AECEnv:
-    """The AEC environment with PettingZoo's standard wrappers for classic games."""
+    """The AEC environment with PettingZoo's standard wrappers for classic games.
+
+    Before the wrappers see them, calls are checked as ``raw_env`` checks them
+    (``RuntimeError`` before ``reset``, ``TypeError``/``ValueError`` for an action
+    that is not an int 0..69), instead of PettingZoo's ``AssertionError``s.
+    """
     wrapped: AECEnv = raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    return wrappers.OrderEnforcingWrapper(wrapped)
+    return _CheckedCalls(wrappers.OrderEnforcingWrapper(wrapped))
+
+
+class _CheckedCalls(wrappers.BaseWrapper):
+    """Outermost wrapper of ``env()``: the raw environment's checks, before PettingZoo's."""
+
+    def step(self, action: Any) -> None:
+        self.unwrapped._check_step(action)
+        super().step(action)
+
+    def observe(self, agent: str) -> Any:
+        self.unwrapped._seat_of(agent, "observe")
+        return super().observe(agent)
+
+    def state(self) -> np.ndarray:
+        self.unwrapped._require_reset("state")
+        return super().state()
+
+    def last(self, observe: bool = True) -> tuple:
+        self.unwrapped._require_agents("last")
+        return super().last(observe)
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        self.unwrapped._require_reset("agent_iter")
+        return super().agent_iter(max_iter)
+
+    def render(self) -> str | None:
+        self.unwrapped._require_reset("render")
+        return super().render()
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _EPISODE_ATTRIBUTES and not self.unwrapped._started:
+            raise NotResetError(f"{name} does not exist before the first reset(); call "
+                                f"reset() first")
+        return super().__getattr__(name)
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
@@ -78,6 +139,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                  reward_mode: str = "round") -> None:
         EzPickle.__init__(self, rules, render_mode, reward_mode)
         super().__init__()
+        if rules is not None and not isinstance(rules, Rules):
+            raise TypeError(f"rules must be a smoor_env.Rules (e.g. Rules(game='hearts')) or "
+                            f"None, got {type(rules).__name__} {rules!r}")
         self.rules = Rules() if rules is None else rules
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} "
@@ -100,29 +164,78 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._tracker = ObservationTracker(self.engine, np.arange(n), np.zeros(n, np.int64))
         self._rewards = Rewards(self.engine, reward_mode)
         self._rng = np.random.default_rng()
+        self._started = False  # reset() has been called
         self._seed: int | None = None
         self._records: list[dict] = []
 
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for attributes that do not exist (no cost on the normal path).
+        if name in _EPISODE_ATTRIBUTES:
+            raise NotResetError(f"{name} does not exist before the first reset(); call "
+                                f"reset() first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._seat_of(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._seat_of(agent)]]
+
+    # ------------------------------------------------------------- checks
+    def _require_reset(self, method: str) -> None:
+        if not self._started:
+            raise NotResetError(f"{method}() before the first reset(); call reset() first")
+
+    def _require_agents(self, method: str) -> None:
+        """Raise unless a match is running with agents left to act."""
+        self._require_reset(method)
+        if not self.agents:
+            raise RuntimeError(f"{method}() after the match ended and every agent left; call "
+                               f"reset() to start a new match")
+
+    def last(self, observe: bool = True) -> tuple:
+        self._require_agents("last")
+        return super().last(observe)
+
+    def _seat_of(self, agent: Any, method: str | None = None) -> int:
+        """The seat of an agent name (ValueError naming the agents if it is not one)."""
+        if method is not None:
+            self._require_reset(method)
+        if agent not in self.possible_agents:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {self.possible_agents}")
+        return self.possible_agents.index(agent)
+
+    def _check_step(self, action: Any) -> None:
+        """Raise if ``step(action)`` cannot be taken now: before reset, after every agent
+        has left the ended match, or an action that is not None for a finished agent nor
+        an int 0..69 for the agent to act (legality is the engine's check)."""
+        self._require_agents("step")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise ValueError(f"{agent}: the match is over for this agent; its only valid "
+                                 f"action is None, got {action!r}")
+            return
+        check_action(action, agent)
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         # The engine plays the seed given here (so records name it); later resets
         # without a seed continue from it.
+        # Everything is checked (by the engine's reset, which raises before changing
+        # anything) before this env's own generator and fields change.
+        options = reset_options(options, ("deal", "dealer"), others=True)
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            rng = np.random.default_rng(check_seed(seed))
             engine_seed = int(seed)
         else:
-            engine_seed = int(self._rng.integers(2**63))
-        options = options or {}  # only "deal" and "dealer" are read (PettingZoo passes others)
-        deal = options.get("deal")
-        dealer = options.get("dealer")
+            rng = copy.deepcopy(self._rng)  # advanced only if the reset succeeds
+            engine_seed = int(rng.integers(2**63))
+        deal, dealer = options.get("deal"), options.get("dealer")
         self._tracker.reset(engine_seed, hands=None if deal is None else [deal],
                             dealers=None if dealer is None else [dealer])
+        self._rng = rng
+        self._started = True
         self._seed = engine_seed
         self._records = []
         self.agents = self.possible_agents[:]
@@ -135,7 +248,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self.agent_selection = self._agent_to_act()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
+        seat = self._seat_of(agent, "observe")
         obs = self._tracker.out[seat].copy()
         mask = np.zeros(NUM_ACTIONS, np.int8)
         if agent == self.agent_selection and not self.engine.state.match_over[0]:
@@ -144,16 +257,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
 
     def state(self) -> np.ndarray:
         """Full information (every hand, the dead pile, every pass), for centralised critics."""
+        self._require_reset("state")
         return full_state(self.engine)[0]
 
-    def step(self, action: int) -> None:
+    def step(self, action: int | None) -> None:
+        self._check_step(action)
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         st = self.engine.state
-        if isinstance(action, bool) or not isinstance(action, int | np.integer):
-            raise ValueError(f"{agent}: action must be an int (0..69), got {action!r}")
         tricks = self._rewards.tricks()
         try:  # the engine checks the action (and changes nothing if it is illegal)
             self._tracker.step(np.array([action]))
@@ -180,6 +293,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         prints the text."""
         if self.render_mode is None:
             return None
+        self._require_reset("render")
         if self.render_mode == "rgb_array":
             return render_rgb(self.engine, 0, observer=0, show_all_hands=True)
         text = render_text(self.engine, 0)

@@ -48,10 +48,11 @@ import numpy as np
 
 from smoor_env import cards as C
 from smoor_env.bits import ONE, U32, U56, byte_prefix_counts, kth_set_bit, popcount
+from smoor_env.checks import SEED_LIMIT, check_count, check_seed, int_array
 from smoor_env.deal import Dealer, check_hands, first_dealers, game_keys, received
 from smoor_env.legal import BID_LEGAL, LED_MASKS, curse_legal, opening_card, pass_legal, play_legal
 from smoor_env.play import PlayPaths, hearts_breakers, trick_keys
-from smoor_env.rules import Rules
+from smoor_env.rules import TOTALS_BOUND, Rules
 from smoor_env.scoring import best, match_over, next_dealer, round_score
 from smoor_env.state import (
     BID_OFFSET,
@@ -96,10 +97,8 @@ class Engine(PlayPaths):
     def __init__(self, rules: Rules, batch_size: int = 1) -> None:
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a smoor_env.Rules, got {type(rules).__name__}")
-        if not isinstance(batch_size, int | np.integer) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         self.rules = rules
-        self.batch_size = int(batch_size)
+        self.batch_size = check_count(batch_size, "batch_size")
         p = rules.num_players
         self._players = p
         self._all = np.arange(self.batch_size)  # (B,)
@@ -257,9 +256,9 @@ class Engine(PlayPaths):
         """Start new matches: all B games, or only ``games`` (the others go on untouched).
 
         Args:
-            seed: the seed of the batch. Game ``i`` is determined by (rules, seed,
-                ``game_ids[i]``) alone, whatever the batch size.
-            game_ids: (n,) ints naming each started game's random stream; default
+            seed: the seed of the batch, an int in 0..2**64 - 1. Game ``i`` is
+                determined by (rules, seed, ``game_ids[i]``) alone, whatever the batch size.
+            game_ids: (n,) ints in 0..2**64 - 1 naming each started game's random stream; default
                 ``0..B-1`` (or ``games``). ``reset(seed, game_ids=[7])`` replays game 7
                 of a larger batch alone.
             dealers: (n,) first dealer of each game; default drawn uniformly from the
@@ -273,7 +272,13 @@ class Engine(PlayPaths):
                 An empty list starts none and changes nothing.
             round_number: (n,) number of the first round (default 1), to replay a later
                 round of a match (Cupid's Arrow and Hearts passing depend on it).
-            totals: (n, P) match totals before the first round (default 0).
+            totals: (n, P) match totals before the first round (default 0), each within
+                ``rules.TOTALS_BOUND`` (1_000_000_000) in magnitude.
+
+        Raises:
+            TypeError: a seed that is not an int.
+            ValueError: any value of the wrong type, shape or range (naming it); nothing
+                has changed then.
 
         Returns:
             The state (also ``self.state``). A reset of every game refills the State
@@ -281,42 +286,28 @@ class Engine(PlayPaths):
             ``state.copy()``, not the object, to compare matches.
         """
         b, p = self.batch_size, self._players
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-            raise TypeError(f"seed must be an int, got {seed!r}")
-        rows = None if games is None else np.asarray(games)
+        seed = check_seed(seed)
+        rows = None if games is None else int_array(games, "games", (None,), 0, b - 1, np.int64)
         if rows is not None and rows.shape == (0,):
             return self.state  # no game to start (a vector env with none to reset)
-        if rows is not None and (rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer)
-                                 or ((rows < 0) | (rows >= b)).any()
-                                 or len(np.unique(rows)) != len(rows)):
+        if rows is not None and len(np.unique(rows)) != len(rows):
             raise ValueError(f"games must be distinct game indices 0..{b - 1}, got {games!r}")
         n = b if rows is None else len(rows)
-        ids = (self._all if rows is None else rows) if game_ids is None else np.asarray(game_ids)
-        if ids.shape != (n,) or not np.issubdtype(ids.dtype, np.integer):
-            raise ValueError(f"game_ids must be {n} ints (shape ({n},)), got shape {ids.shape}")
+        ids = (self._all if rows is None else rows) if game_ids is None \
+            else int_array(game_ids, "game_ids", (n,), 0, SEED_LIMIT - 1, np.uint64)
         game_key = game_keys(seed, ids)  # (n,)
         if dealers is None:
             first_dealer = first_dealers(game_key, p)
         else:
-            first_dealer = np.asarray(dealers)
-            if first_dealer.shape != (n,) or not np.issubdtype(first_dealer.dtype, np.integer):
-                raise ValueError(f"dealers must be {n} ints (shape ({n},)), "
-                                 f"got shape {first_dealer.shape}")
-            if ((first_dealer < 0) | (first_dealer >= p)).any():
-                raise ValueError(f"dealers must be seats 0..{p - 1}, got {first_dealer.tolist()}")
-            first_dealer = first_dealer.astype(np.int8)
+            first_dealer = int_array(dealers, "dealers", (n,), 0, p - 1, np.int8)
         first_round = np.ones(n, np.int16)
         if round_number is not None:
-            first_round = np.asarray(round_number)
-            if (first_round.shape != (n,) or not np.issubdtype(first_round.dtype, np.integer)
-                    or ((first_round < 1) | (first_round > self.rules.max_rounds)).any()):
-                raise ValueError(f"round_number must be {n} ints in 1..{self.rules.max_rounds}, "
-                                 f"got {round_number!r}")
+            first_round = int_array(round_number, "round_number", (n,), 1,
+                                    self.rules.max_rounds, np.int16)
         start_totals = np.zeros((n, p), np.int32)
         if totals is not None:
-            start_totals = np.asarray(totals)
-            if start_totals.shape != (n, p) or not np.issubdtype(start_totals.dtype, np.integer):
-                raise ValueError(f"totals must be ints of shape ({n}, {p}), got {totals!r}")
+            start_totals = int_array(totals, "totals", (n, p), -TOTALS_BOUND, TOTALS_BOUND,
+                                     np.int32)
         given = None if hands is None else check_hands(self.rules, hands, n)
         if rows is None and self._state is self._own_state:
             # Every game restarts: refill the engine's own arrays rather than allocate a

@@ -34,10 +34,18 @@ Illegal actions follow PettingZoo's convention for classic games: the episode
 ends (``terminated``) with ``illegal_reward`` (default -1) for the learner,
 ``info["illegal_action"]`` is True and the game is left as it was;
 ``illegal_action="raise"`` raises ``ValueError`` instead.
+
+Errors: ``step`` before ``reset`` (or, in ``SmoorEnv``, after the episode ended)
+raises ``RuntimeError``; an action that is not an int 0..69 raises ``TypeError``
+(float, string, bool, None) or ``ValueError`` (out of range; in the vector env a
+wrong shape or dtype); ``reset`` takes a seed in 0..2**64 - 1 and only the
+documented options. A call that raises changes nothing: the games, the
+environment's generators and the opponents' generator are as before.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -45,9 +53,18 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from smoor_env.checks import (
+    check_action,
+    check_count,
+    check_seed,
+    int_array,
+    is_int,
+    reset_options,
+)
 from smoor_env.engine import Engine
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observation_dtype
 from smoor_env.render import render_rgb, render_text
@@ -77,6 +94,9 @@ def _never_empty(mask: np.ndarray, ended: np.ndarray) -> np.ndarray:
 
 
 def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
+    if rules is not None and not isinstance(rules, Rules):
+        raise TypeError(f"rules must be a smoor_env.Rules or None (rule options go as keyword "
+                        f"arguments, e.g. game='hearts'), got {type(rules).__name__} {rules!r}")
     if rules is None:
         return Rules(**options)
     return rules.replace(**options) if options else rules
@@ -85,7 +105,7 @@ def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
 def _seating(opponents: Any, rules: Rules, learner_seat: int) -> tuple[list, np.ndarray]:
     """The distinct opponent agents and the (P,) seating of a ``Table`` (-1: the learner),
     from one agent for every other seat or a sequence of one per other seat."""
-    if not 0 <= learner_seat < rules.num_players:
+    if not is_int(learner_seat) or not 0 <= learner_seat < rules.num_players:
         raise ValueError(f"learner_seat must be a seat 0..{rules.num_players - 1}, "
                          f"got {learner_seat}")
     seats = [s for s in range(rules.num_players) if s != learner_seat]
@@ -121,8 +141,8 @@ class _Match:
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.engine = engine
-        self.seat = learner_seat
         self.table = Table(engine, *_seating(opponents, engine.rules, learner_seat))
+        self.seat = int(learner_seat)
         # The learner's observation in every game, updated as the engine steps.
         self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat),
                                           dtype=obs_dtype, out=obs_out)
@@ -211,21 +231,31 @@ class SmoorEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
-        self._match.rng = np.random.default_rng(self.np_random.integers(2**63))
-        options = options or {}
+        """Start a match. ``options``: ``{"deal": [[card texts] per seat], "dealer": int}``
+        (both optional) fix the first round's deal and dealer."""
+        options = reset_options(options, ("deal", "dealer"))
+        # Gymnasium's Env.reset(seed) reseeds at once; here the new generators are made
+        # aside and kept only once the engine has accepted the deal and dealer.
+        if seed is None:
+            np_random, np_random_seed = copy.deepcopy(self.np_random), self._np_random_seed
+        else:
+            np_random, np_random_seed = seeding.np_random(check_seed(seed))
+        opponents_rng = np.random.default_rng(np_random.integers(2**63))
         deal, dealer = options.get("deal"), options.get("dealer")
-        self._match.reset(int(self.np_random.integers(2**63)),
+        self._match.reset(int(np_random.integers(2**63)),
                           hands=None if deal is None else [deal],
                           dealers=None if dealer is None else [dealer])
+        self._np_random, self._np_random_seed = np_random, np_random_seed
+        self._match.rng = opponents_rng
         self._match.advance(None, self._all)  # opponents before the learner's first turn
         self._ended = False
         return self._match.observation()[0], self._info(False)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._ended:
-            raise ValueError("the episode is over (or not started); call reset()")
-        reward, illegal = self._match.advance(np.array([int(action)]), self._all)
+            raise RuntimeError("the episode is over (or not started); call reset()")
+        action = check_action(action, "step")
+        reward, illegal = self._match.advance(np.array([action]), self._all)
         self._ended = terminated = bool(self.engine.state.match_over[0] or illegal[0])
         if self.render_mode == "human":
             self.render()
@@ -303,6 +333,10 @@ class _Block:
         """One learner step; returns (n,) float32 rewards, (n,) bool terminated and (n,)
         bool illegal actions."""
         resetting = self.needs_reset.copy()
+        if self.match.illegal_action == "raise":  # raise before any autoreset, not after
+            acting = ~resetting & ~self.engine.state.match_over
+            if (acting & ~self.engine.is_legal(actions)).any():
+                self.engine.step(actions, active=acting)  # raises, naming game and action
         if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
             self.start(np.flatnonzero(resetting))
         # The learner acts where it did not just restart; then every game's opponents
@@ -362,10 +396,10 @@ class SmoorVectorEnv(VectorEnv):
                  copy: bool = True, obs_dtype: str = "float32", num_workers: int = 1,
                  context: str | None = None, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
-        self.num_envs = int(num_envs)
+        self.num_envs = check_count(num_envs, "num_envs")
         self.copy = bool(copy)
-        self.num_workers = int(num_workers)
-        if not 1 <= self.num_workers <= self.num_envs:
+        self.num_workers = check_count(num_workers, "num_workers")
+        if self.num_workers > self.num_envs:
             raise ValueError(f"num_workers must be 1..num_envs ({self.num_envs}), got "
                              f"{num_workers}")
         dtype = observation_dtype(obs_dtype)
@@ -391,25 +425,36 @@ class SmoorVectorEnv(VectorEnv):
                                     shared_space(self.single_observation_space, NUM_ACTIONS),
                                     make_block, context)
         self._ended = np.zeros(self.num_envs, bool)  # (N,) the next step restarts it
+        self._started = False  # reset() has been called
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start a match in every sub-environment. No options are taken: every match is
+        dealt from the seed's stream, each with the next game id."""
+        reset_options(options, ())
         if seed is not None:
+            seed = check_seed(seed)  # a Python int (Gymnasium's spaces take no numpy ints)
             self.action_space.seed(seed)
-        self._ended[:] = False
         if self._pool is None:
             self._block.reset(seed)
-            return self._outputs(None)[0], self._info(np.zeros(self.num_envs, bool))
-        self._pool.run("reset", seed)
+        else:
+            self._pool.run("reset", seed)
+        self._ended[:] = False
+        self._started = True
         return self._outputs(None)[0], self._info(np.zeros(self.num_envs, bool))
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                   np.ndarray, dict]:
+        if not self._started:
+            raise RuntimeError("step() before the first reset(); call reset() first")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         if actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
+        if ((actions < 0) | (actions >= NUM_ACTIONS)).any():
+            raise ValueError(f"actions must be ids 0..{NUM_ACTIONS - 1}, got "
+                             f"{actions[(actions < 0) | (actions >= NUM_ACTIONS)][:10].tolist()}")
         if self._pool is None:
             results = self._block.step(actions)
         else:
@@ -469,9 +514,12 @@ class SmoorVectorEnv(VectorEnv):
         Returns:
             (K, OBSERVATION_SIZE) the learner's first observations in ``games``.
         """
-        games = np.asarray(games, np.int64)  # (K,)
-        if games.ndim != 1 or ((games < 0) | (games >= self.num_envs)).any():
-            raise ValueError(f"games must be indices 0..{self.num_envs - 1}, got {games}")
+        if not self._started:
+            raise RuntimeError("restart() before the first reset(); call reset() first")
+        games = int_array(games, "games", (None,), 0, self.num_envs - 1, np.int64)  # (K,)
+        if len(np.unique(games)) != len(games):
+            raise ValueError(f"games must be distinct indices 0..{self.num_envs - 1}, got "
+                             f"{games.tolist()}")
         chosen = np.zeros(self.num_envs, bool)  # (N,)
         chosen[games] = True
         self._ended[games] = False

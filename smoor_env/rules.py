@@ -21,6 +21,23 @@ GAMES = ("smoorverliefd", "hearts")
 #: Placeholder for options whose default depends on ``game`` (resolved at construction).
 GAME_DEFAULT: Any = "game default"
 
+#: Inclusive bounds of the numeric options. With them every score is exact in its dtype:
+#: a seat's round points are at most ``Rules.round_points_bound`` <= 60_024 in magnitude
+#: (hearts doubled by a sweep, 2 * (12 + 10_000), plus both partners' bid and cursed-suit
+#: penalties, 2 * 10_000 each), so over 10_000 rounds a total moves by at most
+#: 600_240_000, and from a start within ``TOTALS_BOUND`` it stays below 2**31 (int32).
+OPTION_BOUNDS = {
+    "num_players": (3, 5),
+    "target_score": (1, 1_000_000_000),
+    "max_rounds": (1, 10_000),
+    "ace_of_hearts_points": (0, 10_000),
+    "bid_bonus": (0, 10_000),
+    "bid_penalty": (0, 10_000),
+    "cursed_penalty": (0, 10_000),
+}
+#: Match totals given to ``Engine.reset(totals=...)`` lie in -TOTALS_BOUND..TOTALS_BOUND.
+TOTALS_BOUND = 1_000_000_000
+
 # Pass directions as seat offsets (receiver = passer + offset); 0 = no pass this round.
 _PASS_CYCLES = {3: (1, 2), 4: (1, 3, 2, 0), 5: (1, 4, 2, 0)}
 #: Partner Smoorverliefd: the partner of each seat (teams {0, 2} and {1, 3}).
@@ -43,6 +60,10 @@ def turn_order(first: int | np.ndarray, num_players: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Rules:
     """Immutable configuration of a Smoorverliefd or Hearts match.
+
+    Numeric options lie in ``OPTION_BOUNDS`` (target_score 1..1_000_000_000 or None,
+    max_rounds 1..10_000, points 0..10_000; see "Bounds" in ``docs/rules.md``), which
+    keeps int32 totals exact; anything else is a ``ValueError`` naming the range.
 
     Attributes:
         game: ``"smoorverliefd"`` (collect hearts) or ``"hearts"`` (avoid them).
@@ -128,21 +149,14 @@ class Rules:
                      "pip_scoring", "cupids_arrow", "cursed_suit_may_be_hearts", "passing",
                      "queen_never_first_trick", "queen_breaks_hearts"):
             need(isinstance(getattr(self, name), bool), f"{name} must be a bool")
-        for name in ("num_players", "max_rounds", "ace_of_hearts_points", "bid_bonus",
-                     "bid_penalty", "cursed_penalty"):
+        for name, (low, high) in OPTION_BOUNDS.items():
             value = getattr(self, name)
+            if name == "target_score" and value is None:
+                continue
             need(isinstance(value, int) and not isinstance(value, bool),
-                 f"{name} must be an int, got {value!r}")
-        need(self.num_players in (3, 4, 5),
-             f"num_players must be 3, 4 or 5, got {self.num_players}")
-        need(self.target_score is None or (isinstance(self.target_score, int)
-                                           and not isinstance(self.target_score, bool)
-                                           and self.target_score > 0),
-             f"target_score must be a positive int or None, got {self.target_score!r}")
-        need(self.max_rounds >= 1, f"max_rounds must be at least 1, got {self.max_rounds}")
-        need(self.ace_of_hearts_points >= 0, "ace_of_hearts_points must be >= 0")
-        need(self.bid_bonus >= 0 and self.bid_penalty >= 0 and self.cursed_penalty >= 0,
-             "bid_bonus, bid_penalty and cursed_penalty are magnitudes and must be >= 0")
+                 f"{name} must be an int{' or None' if name == 'target_score' else ''}, "
+                 f"got {value!r}")
+            need(low <= value <= high, f"{name} must be in {low:_}..{high:_}, got {value}")
         other = GAMES[1 - GAMES.index(self.game)]
         foreign = [n for n in GAME_ONLY_OPTIONS[other] if getattr(self, n)]
         need(not foreign, f"{other.capitalize()} options cannot be used in "
@@ -162,6 +176,21 @@ class Rules:
     def dead_count(self) -> int:
         """Cards in the dead pile each round (never played)."""
         return bin(self.deck_mask).count("1") - self.hand_size * self.num_players
+
+    @property
+    def round_points_bound(self) -> int:
+        """The largest magnitude a seat's round points can have under these rules.
+
+        Hearts: 26 penalty points. Smoorverliefd: the heart points doubled by a sweep
+        (``2 * 208`` with pip scoring, else ``2 * (12 + max(ace, 1))``), plus the bid bonus
+        or penalty and the cursed-suit penalty, twice with partners (both partners' count).
+        """
+        if self.is_hearts:
+            return 26
+        hearts = 104 if self.pip_scoring else 12 + max(self.ace_of_hearts_points, 1)
+        per_player = (max(self.bid_bonus, self.bid_penalty) if self.bidding else 0) + (
+            self.cursed_penalty if self.cupids_arrow else 0)
+        return 2 * hearts + (2 if self.partners else 1) * per_player
 
     @property
     def is_hearts(self) -> bool:

@@ -91,7 +91,7 @@ def test_raw_env_rejects_an_illegal_card_and_changes_nothing():
         aec.step(52)
     with pytest.raises(ValueError, match="player_1: illegal action .*chose 2C; legal: 2D 3D"):
         aec.step(0)
-    with pytest.raises(ValueError, match="player_1: action must be an int"):
+    with pytest.raises(TypeError, match="player_1: an action must be an int"):
         aec.step("2D")
     after = aec.engine.state
     assert all(np.array_equal(getattr(before, f), getattr(after, f)) for f in

@@ -15,6 +15,7 @@ import pytest
 from helpers import act, new_game, play_out_round
 
 from smoor_env import Engine, Phase, Rules, action_str, card_str, parse_card, parse_cards
+from smoor_env.rules import OPTION_BOUNDS, TOTALS_BOUND
 
 RANKS = "23456789TJQKA"
 SUIT_PER_SEAT = [" ".join(r + s for r in RANKS) for s in "CDHS"]
@@ -431,3 +432,58 @@ def test_bad_batch_size(size) -> None:
 def test_rules_must_be_rules() -> None:
     with pytest.raises(TypeError, match="Rules"):
         Engine({"game": "hearts"}, 1)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ bounds
+@pytest.mark.parametrize("seed", [-1, 2**64, -(2**63), 2**70], ids=repr)
+def test_a_seed_out_of_range_is_an_error_not_an_alias(engine: Engine, seed) -> None:
+    assert_rejected(engine, lambda: engine.reset(seed), ValueError, "seed", r"0\.\.2\*\*64 - 1")
+
+
+def test_the_largest_seed_and_game_id_are_fine() -> None:
+    a, b = Engine(Rules(), 1), Engine(Rules(), 1)
+    a.reset(2**64 - 1, game_ids=[2**64 - 1])
+    b.reset(2**64 - 1, game_ids=np.array([2**64 - 1], np.uint64))
+    assert np.array_equal(a.state.dealt, b.state.dealt)
+    b.reset(0, game_ids=[0])
+    assert not np.array_equal(a.state.dealt, b.state.dealt)
+
+
+@pytest.mark.parametrize("game_ids", [
+    [-1] * B, [2**64] * B, [True] * B, np.array([-1] * B), np.ones(B, bool), [2**63, -1] * 4,
+], ids=["-1", "2**64", "bool", "array--1", "bool-array", "mixed"])
+def test_game_ids_out_of_range_or_bools(engine: Engine, game_ids) -> None:
+    assert_rejected(engine, lambda: engine.reset(1, game_ids=game_ids), ValueError, "game_ids")
+
+
+@pytest.mark.parametrize("totals", [
+    [[TOTALS_BOUND + 1, 0, 0, 0]] * B, [[0, 0, 0, -(2**31)]] * B, [[2**40] * 4] * B,
+    [[0.5] * 4] * B, [[True] * 4] * B,
+], ids=["bound+1", "-2**31", "2**40", "float", "bool"])
+def test_totals_out_of_range(engine: Engine, totals) -> None:
+    assert_rejected(engine, lambda: engine.reset(1, totals=totals), ValueError, "totals")
+
+
+def test_totals_at_the_bound_stay_exact_over_the_longest_match() -> None:
+    """The bounds keep int32 totals exact: the start bound plus max_rounds rounds of the
+    largest round score of the most extreme rules stays below 2**31."""
+    low, high = OPTION_BOUNDS["max_rounds"]
+    extreme = Rules(partners=True, bidding=True, cupids_arrow=True, max_rounds=high,
+                    **{k: OPTION_BOUNDS[k][1] for k in ("ace_of_hearts_points", "bid_bonus",
+                                                         "bid_penalty", "cursed_penalty")})
+    assert extreme.round_points_bound == 60_024
+    assert TOTALS_BOUND + high * extreme.round_points_bound < 2**31
+    engine = Engine(extreme.replace(max_rounds=2), 2)
+    engine.reset(0, totals=[[TOTALS_BOUND] * 4, [-TOTALS_BOUND] * 4], round_number=[2, 2])
+    rng = np.random.default_rng(0)
+    while not engine.state.match_over.all():
+        engine.step(engine.sample_legal(rng))
+    points = engine.state.round_points
+    assert np.array_equal(engine.state.totals, [[TOTALS_BOUND] * 4, [-TOTALS_BOUND] * 4] + points)
+    assert (np.abs(points) <= extreme.round_points_bound).all()
+
+
+@pytest.mark.parametrize("size", [True, np.bool_(True), 2.5], ids=repr)
+def test_a_bool_or_float_is_not_a_batch_size(size) -> None:
+    with pytest.raises(TypeError, match="batch_size must be an int"):
+        Engine(Rules(), size)

@@ -1,0 +1,103 @@
+"""Checks of the values given to the engine and the environments, shared by them.
+
+Each check raises ``TypeError`` (wrong kind of value) or ``ValueError`` (wrong shape or
+out of its range), naming the argument and what it must be, before anything changes.
+The bounds themselves are documented in ``docs/rules.md`` ("Bounds").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: Seeds and game ids are 64-bit keys of the counter-based random streams: 0..2**64 - 1.
+SEED_LIMIT = 2**64
+
+
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is an integer (Python or numpy), bools excluded."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """``seed`` as a Python int in 0..2**64 - 1 (TypeError if not an int, ValueError if out
+    of range: a seed outside it would alias another one)."""
+    if not is_int(seed):
+        raise TypeError(f"{name} must be an int in 0..2**64 - 1, got {seed!r}")
+    if not 0 <= int(seed) < SEED_LIMIT:
+        raise ValueError(f"{name} must be in 0..2**64 - 1, got {seed}")
+    return int(seed)
+
+
+def check_count(value: Any, name: str, low: int = 1) -> int:
+    """``value`` as a Python int >= low (a count: bools and floats are TypeErrors)."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int >= {low}, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value}")
+    return int(value)
+
+
+def int_array(values: Any, name: str, shape: tuple[int | None, ...], low: int, high: int,
+              dtype: type | np.dtype) -> np.ndarray:
+    """``values`` as an array of ``dtype`` and ``shape``, every entry an int in low..high.
+
+    ``None`` in ``shape`` accepts any length on that axis.
+
+    A numpy array must have an integer dtype; a list is read element by element as exact
+    Python ints (numpy would turn ``[2**63, 1]`` into floats), so bools, floats and
+    strings are rejected rather than converted.
+
+    Raises:
+        ValueError: naming ``name``, on a wrong element type, shape or range.
+    """
+    if isinstance(values, np.ndarray):
+        array = values
+        if array.dtype.kind not in "iu":
+            raise ValueError(f"{name} must be ints, got an array of dtype {array.dtype}")
+    else:
+        try:
+            array = np.array(values, dtype=object)
+        except ValueError as error:  # ragged nesting numpy cannot hold
+            raise ValueError(f"{name} must be ints of shape {shape}: {error}") from None
+        wrong = [v for v in array.reshape(-1) if not is_int(v)]
+        if wrong:
+            raise ValueError(f"{name} must be ints of shape {shape}, got {wrong[0]!r}")
+    if len(array.shape) != len(shape) or any(
+            want is not None and want != got for want, got in zip(shape, array.shape, strict=True)):
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
+    if array.size and (array.min() < low or array.max() > high):
+        raise ValueError(f"{name} must be ints in {low}..{high}, got {array.tolist()}")
+    return array.astype(dtype)
+
+
+def check_action(action: Any, who: str) -> int:
+    """One action id as a Python int in 0..NUM_ACTIONS - 1 (an int, a numpy integer or a
+    0-d integer array); TypeError for anything else (floats, strings, bools, None),
+    ValueError out of range."""
+    from smoor_env.state import NUM_ACTIONS
+
+    if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+        action = action.item()
+    if not is_int(action):
+        raise TypeError(f"{who}: an action must be an int 0..{NUM_ACTIONS - 1} (a card, bid or "
+                        f"cursed suit id), got {action!r}")
+    if not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"{who}: action {action} is out of range 0..{NUM_ACTIONS - 1}")
+    return int(action)
+
+
+def reset_options(options: Any, known: tuple[str, ...], others: bool = False) -> dict:
+    """The options of a ``reset`` as a dict: None or a dict whose keys are ``known`` (with
+    ``others``, other keys are allowed and ignored, as PettingZoo's API test passes some)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict (keys {', '.join(known) or 'none'}) or None, "
+                        f"got {type(options).__name__} {options!r}")
+    unknown = sorted(str(k) for k in set(options) - set(known))
+    if unknown and not others:
+        raise ValueError(f"unknown reset option(s) {unknown}; the options are "
+                         f"{list(known) or 'none'}")
+    return options
