@@ -384,7 +384,8 @@ class SmoorVectorEnv(VectorEnv):
             sub-environment's games and opponents' random draws come from its own
             streams), except for opponents that draw other than one uniform row per game
             (Monte Carlo's worlds: see ``smoor_env.streams``). With workers, ``engine``
-            is None (the engines live in the workers).
+            is None (the engines live in the workers), and each worker has its own copy
+            of the opponents: later changes to them here do not reach it.
         context: the workers' ``multiprocessing`` start method (default: the platform's).
     """
 
