@@ -85,10 +85,14 @@ def _write_outputs(block: Block, mine: dict[str, np.ndarray],
     block.observations()  # brings every row of the shared observations up to date
 
 
-def _worker(conn: Connection, shared: Any, space: spaces.Dict, num_envs: int, first: int,
-            count: int, make_block: BlockFactory) -> None:
+def _worker(conn: Connection, learner_ends: list[Connection], shared: Any, space: spaces.Dict,
+            num_envs: int, first: int, count: int, make_block: BlockFactory) -> None:
     """A worker's loop: build its block on the shared arrays, then obey the learner."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle
+    # The learner's ends of the pipes, inherited (fork) or passed: closed here, so that
+    # when the learner's process dies, reading from conn fails and the worker exits.
+    for end in learner_ends:
+        end.close()
     try:
         arrays = read_from_shared_memory(space, shared, num_envs)
         mine = {name: array[first:first + count] for name, array in arrays.items()}
@@ -162,8 +166,8 @@ class WorkerPool:
             first, stop = int(self.bounds[w]), int(self.bounds[w + 1])
             parent_end, child_end = ctx.Pipe()
             process = ctx.Process(target=_worker, name=f"smoor_env worker {w}", daemon=True,
-                                  args=(child_end, shared, space, num_envs, first,
-                                        stop - first, make_block))
+                                  args=(child_end, [*self._conns, parent_end], shared, space,
+                                        num_envs, first, stop - first, make_block))
             process.start()
             child_end.close()
             self._conns.append(parent_end)

@@ -282,3 +282,31 @@ def test_sb3_adapter_with_workers_equals_one_process():
     assert len(one) == len(two) > 4 * 30  # some episodes ended (terminal observations)
     for x, y in zip(one, two, strict=True):
         assert np.array_equal(x, y)
+
+
+def test_workers_exit_when_the_learners_process_dies():
+    # The learner's process ends without close() (os._exit skips every cleanup): each
+    # worker sees its pipe close and exits by itself.
+    import subprocess
+    import sys
+    import time
+
+    script = ("import os; from agents.environments import make_vector_env; "
+              "envs = make_vector_env(num_envs=4, num_workers=2); envs.reset(seed=0); "
+              "print(*[p.pid for p in envs._pool.processes], flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    pids = [int(pid) for pid in out.stdout.split()]
+    assert len(pids) == 2, out.stderr
+
+    def running(pid: int) -> bool:  # a zombie (exited, not yet reaped) is not running
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 30
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(running(pid) for pid in pids)
