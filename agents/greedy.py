@@ -49,7 +49,7 @@ from smoor_env.state import Phase
 
 _SUIT = C.SUIT_MASKS  # (4,) uint64
 _HEARTS = np.uint64(C.HEART_MASK)
-_QS = C.parse_card("QS")
+_QS = C.QUEEN_OF_SPADES
 _QS_BIT = np.uint64(1 << _QS)
 _TOP_SPADES = np.uint64(C.mask_of(C.parse_cards("KS AS")))
 _POINTS = _HEARTS | _QS_BIT  # Hearts' penalty cards

@@ -143,7 +143,8 @@ class ISMCTSAgent:
         d, p, m = len(rows), rules.num_players, self.walks
         know = knowledge(view, rows, p)
         waves = -(-self.iterations // m)
-        capacity = d * (waves * m + 1)
+        # Roots, the seeded root children, and at most one new node per walk.
+        capacity = d * (waves * m + 1) + int(mask[:, :52].sum())
         child = np.full((capacity, 52), -1, np.int32)  # (nodes, cards) child node, -1 = none
         visits = np.zeros(capacity)  # (nodes,) walks through the node
         total = np.zeros(capacity)  # (nodes,) sum of values of the seat that moved into it

@@ -20,7 +20,7 @@ from agents.rollout import RolloutPolicy
 from smoor_env import cards as C
 from smoor_env.engine import Engine
 from smoor_env.observation import RULE_FLAGS
-from smoor_env.rules import Rules
+from smoor_env.rules import GAME_ONLY_OPTIONS, Rules
 from smoor_env.state import Phase, State
 
 _SLOTS = 6  # relative seats 0..4 and the dead pile (slot 5)
@@ -28,9 +28,6 @@ _DEAD = 5
 # (16, 4) bool: suit s belongs to subset S (bit s of S), for Hall's condition.
 _IN_SUBSET = ((np.arange(16)[:, None] >> np.arange(4)[None, :]) & 1).astype(bool)
 _SUIT_MASKS = C.SUIT_MASKS  # (4,) uint64
-_SMOOR_ONLY = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow",
-               "sweep_needs_all_thirteen")
-_HEARTS_ONLY = ("passing", "queen_never_first_trick", "queen_breaks_hearts")
 
 
 def _popcount(masks: np.ndarray) -> np.ndarray:
@@ -47,7 +44,7 @@ def rules_of(view: dict[str, Any], row: int) -> Rules:
     """
     hearts = bool(view["flags"]["hearts"][row])
     options: dict[str, Any] = {name: bool(view["flags"][name][row]) for name in RULE_FLAGS}
-    for name in _SMOOR_ONLY if hearts else _HEARTS_ONLY:
+    for name in GAME_ONLY_OPTIONS["smoorverliefd" if hearts else "hearts"]:
         options.pop(name)
     target = 50 if options.get("cupids_arrow") else None
     return Rules(game="hearts" if hearts else "smoorverliefd",

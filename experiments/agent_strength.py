@@ -1,24 +1,24 @@
-"""Agent strength: mean points per round of agent line-ups, with 95% confidence intervals.
+"""The agents' ladder: each agent against the next weaker one, head to head, for every
+rule set and player count, with paired 95% intervals and decision times.
 
-* Smoorverliefd with 3, 4 and 5 players: ``mc``, ``greedy`` and ``random`` one seat
-  each, the other seats (4 and 5 players) played by ``--filler`` agents. Every deal
-  is played once per rotation of the line-up around the table (the same deal and
-  dealer each time), so every agent plays every seat of every deal.
-* 4-player Hearts without passing: the agent under test in one seat against three
-  ``random`` seats, rotated through the four seats the same way; reported as the
-  tested seat's mean penalty points per round (the issue's target for ``mc``: at
-  most 3.0). ``greedy`` and ``random`` are tested in the same spot for comparison.
-* Decision time of ``mc`` at its default settings, one decision at a time (B = 1,
-  as in the PettingZoo environment): median and 95th percentile.
+For each rule set, player count and adjacent pair (weaker, stronger) of ``--ladder``
+(default random < greedy < mc < ismcts), a table seats the two agents in turn
+(stronger, weaker, stronger, ...; with partners the two teams), and plays every deal
+once per rotation of that line-up around the table (the same cards and dealer each
+time), so both agents play every seat of every deal. The reported *advantage* is the
+stronger agent's mean points per round less the weaker one's (Hearts: the weaker
+one's penalty points less the stronger one's), so positive means the ladder holds.
+One sample per deal (averaged over its rotations and the agent's seats): the samples
+are independent and the interval is paired, mean +- 1.96 sd / sqrt(n). Every game
+is a single round (``target_score=None``; so Cupid's Arrow, which needs a match, is
+not in the ladder).
 
-Statistics: one sample per deal (the agent's points averaged over the rotations
-of that deal), so samples are independent; the 95% interval is the normal
-(large-sample t) interval mean +- 1.96 * sd / sqrt(n), computed with numpy (no
-scipy). ``diff`` rows are paired per deal (mc - greedy, greedy - random), which
-removes the luck of the deal. Every game is a single round (``target_score=None``).
+Decision times: every searching agent of the ladder at its defaults, one decision
+at a time (B = 1, as in the PettingZoo environment), against greedy seats, over the
+decisions with more than one legal action: median and 95th percentile per rule set.
 
-    python -m experiments.agent_strength                # defaults: about 5 minutes
-    python -m experiments.agent_strength --deals 20 --timing-decisions 50   # a quick look
+    python -m experiments.agent_strength                       # defaults (~1 hour, 2 workers)
+    python -m experiments.agent_strength --deals 8 --rule-sets hearts --players 4
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import os
 import platform
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,7 @@ import numpy as np
 import tyro
 
 from agents import make_agent
+from experiments.win_rates import parse_agent, rules_for
 from smoor_env import Engine, Rules
 from smoor_env.observation import observe
 from smoor_env.table import play_tables
@@ -45,26 +47,34 @@ Z95 = 1.96  # normal quantile of the 95% two-sided interval
 
 @dataclass
 class Args:
-    deals: int = 400
-    """deals per Smoorverliefd player count (each played once per rotation of the seats)"""
-    hearts_deals: int = 400
-    """deals of 4-player Hearts without passing (each played in all 4 seat rotations)"""
+    ladder: list[str] = field(default_factory=lambda: ["random", "greedy", "mc", "ismcts"])
+    """agent specs from the weakest to the strongest (name:key=value,...)"""
+    rule_sets: list[str] = field(default_factory=lambda: [
+        "smoorverliefd", "troef", "bidding", "partners", "pip", "hearts", "hearts-no-pass"])
+    """rule sets (names of experiments.win_rates.RULE_SETS; partners: 4 players only)"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
-    """Smoorverliefd player counts"""
-    filler: str = "random"
-    """agent in the seats beyond the three tested ones (4 and 5 players)"""
-    mc_worlds: int | None = None
-    """worlds of the mc agent (None: its default)"""
-    mc_rollout: str = "random"
-    """rollout policy of the mc agent: random or greedy"""
+    """player counts"""
+    deals: int = 40
+    """deals per table (each played once per rotation of the line-up)"""
     batch: int = 64
     """games played at once (the agents act on all their decisions in one batch)"""
-    timing_decisions: int = 300
-    """mc decisions timed one at a time (B = 1) at default settings, per rule set"""
+    workers: int = 2
+    """worker processes (results do not depend on it: every table has its own seeds)"""
+    timing_decisions: int = 60
+    """decisions timed one at a time (B = 1) per searching agent and rule set (0: none)"""
     seed: int = 0
     """seed of the deals and of the agents' generators"""
     out: str = "results/agent_strength.json"
     """where to write the results (JSON)"""
+
+    def __post_init__(self) -> None:
+        for name in ("deals", "batch", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be at least 1, got {getattr(self, name)}")
+        if self.timing_decisions < 0:
+            raise ValueError("--timing-decisions must be >= 0")
+        if len(self.ladder) < 2:
+            raise ValueError("--ladder needs at least two agents")
 
 
 def interval(samples: np.ndarray) -> dict:
@@ -107,138 +117,126 @@ def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: 
     return points.reshape(deals, rotations, p)
 
 
-def smoor_rows(args: Args, agents: dict) -> list[dict]:
-    rows = []
-    for p in args.players:
-        rules = Rules(num_players=p, target_score=None)
-        lineup = ["mc", "greedy", "random"] + [args.filler] * (p - 3)
-        t0 = time.perf_counter()
-        pts = play_rounds(rules, lineup, args.deals, args.seed + p, agents, args.batch)
-        per_deal = pts.mean(axis=1)  # (deals, P) averaged over rotations
-        row = {"game": "smoorverliefd", "players": p, "lineup": lineup, "deals": args.deals,
-               "games": int(pts.shape[0] * pts.shape[1]), "seconds": time.perf_counter() - t0}
-        for k, name in enumerate(lineup[:3]):
-            row[name] = interval(per_deal[:, k])
-        if p > 3:
-            row["filler"] = interval(per_deal[:, 3:].mean(axis=1))
-        row["diff_mc_greedy"] = interval(per_deal[:, 0] - per_deal[:, 1])
-        row["diff_greedy_random"] = interval(per_deal[:, 1] - per_deal[:, 2])
-        rows.append(row)
-        print(_fmt_smoor(row), flush=True)
-    return rows
+def tables(args: Args) -> list[dict]:
+    """Every (rule set, player count, adjacent pair) table to play, with its seed."""
+    jobs = []
+    for r, rule_set in enumerate(args.rule_sets):
+        for p in args.players:
+            if rule_set == "partners" and p != 4:
+                continue
+            for k in range(len(args.ladder) - 1):
+                jobs.append({"rule_set": rule_set, "players": p, "weaker": args.ladder[k],
+                             "stronger": args.ladder[k + 1],
+                             "seed": int(np.random.SeedSequence([args.seed, r, p, k])
+                                         .generate_state(1)[0])})
+    return jobs
 
 
-def hearts_rows(args: Args, agents: dict) -> list[dict]:
-    rules = Rules(game="hearts", passing=False, target_score=None)
-    rows = []
-    per_deal = {}
-    for name in ("mc", "greedy", "random"):
-        t0 = time.perf_counter()
-        pts = play_rounds(rules, [name, "random", "random", "random"], args.hearts_deals,
-                          args.seed + 100, agents, args.batch)
-        per_deal[name] = pts[:, :, 0].mean(axis=1)
-        row = {"game": "hearts", "players": 4, "passing": False, "tested": name,
-               "against": "3 x random", "deals": args.hearts_deals,
-               "games": int(pts.shape[0] * pts.shape[1]), "seconds": time.perf_counter() - t0,
-               "penalty": interval(per_deal[name])}
-        rows.append(row)
-        pen = row["penalty"]
-        print(f"hearts 4p no pass  {name:7s} vs 3 random: {pen['mean']:6.2f} "
-              f"[{pen['low']:.2f}, {pen['high']:.2f}] penalty/round  ({row['seconds']:.0f} s)",
-              flush=True)
-    rows.append({"game": "hearts", "diff_mc_greedy": interval(per_deal["mc"]
-                                                              - per_deal["greedy"])})
-    return rows
+def play_table(job: dict, deals: int, batch: int) -> dict:
+    """One ladder table: the stronger agent's advantage over the weaker, per deal."""
+    t0 = time.perf_counter()
+    rules = rules_for(job["rule_set"], job["players"], matches=False)
+    p = rules.num_players
+    names = ("stronger", "weaker")
+    agents = {role: make_agent(name, **options) for role, (name, options) in
+              zip(names, map(parse_agent, (job["stronger"], job["weaker"])), strict=True)}
+    lineup = [names[k % 2] for k in range(p)]
+    pts = play_rounds(rules, lineup, deals, job["seed"], agents, batch)  # (deals, rot, P)
+    mean = {role: pts[:, :, [k for k in range(p) if lineup[k] == role]].mean(axis=(1, 2))
+            for role in names}  # (deals,) each
+    sign = -1.0 if rules.is_hearts else 1.0
+    return {**job, "deals": deals, "lineup": [job[role] for role in lineup],
+            "games": int(pts.shape[0] * pts.shape[1]), "seconds": time.perf_counter() - t0,
+            "points_stronger": interval(mean["stronger"]),
+            "points_weaker": interval(mean["weaker"]),
+            "advantage": interval(sign * (mean["stronger"] - mean["weaker"]))}
 
 
-def timing_rows(args: Args) -> list[dict]:
-    """mc decision times at default settings, one decision at a time, by rule set."""
-    sets = {f"smoorverliefd {p}p": Rules(num_players=p, target_score=None) for p in (3, 4, 5)}
-    sets["hearts 4p no pass"] = Rules(game="hearts", passing=False, target_score=None)
-    rows = []
-    every = []
-    for label, rules in sets.items():
-        agent = make_agent("mc")
-        others = make_agent("random")
-        rng = np.random.default_rng(args.seed)
-        engine = Engine(rules, 1)
-        times: list[float] = []
-        game = 0
-        engine.reset(args.seed + 1)  # warm-up (allocations and caches): untimed
-        agent.act({"observation": observe(engine, engine.state.current_player),
-                   "action_mask": engine.legal_mask}, rng)
-        while len(times) < args.timing_decisions:
-            engine.reset(args.seed, game_ids=[game])
-            game += 1
-            while not engine.state.match_over[0] and len(times) < args.timing_decisions:
-                obs = {"observation": observe(engine, engine.state.current_player),
-                       "action_mask": engine.legal_mask}
-                if engine.state.current_player[0] == 0:
-                    t0 = time.perf_counter()
-                    action = agent.act(obs, rng)
-                    times.append(time.perf_counter() - t0)
-                else:
-                    action = others.act(obs, rng)
-                engine.step(action)
-        ms = np.array(times) * 1e3
-        every.extend(ms.tolist())
-        rows.append({"rules": label, "decisions": len(ms), "median_ms": float(np.median(ms)),
-                     "p95_ms": float(np.percentile(ms, 95)), "max_ms": float(ms.max())})
-        print(f"mc decision time {label:20s} median {rows[-1]['median_ms']:5.1f} ms, "
-              f"95th percentile {rows[-1]['p95_ms']:5.1f} ms, max {rows[-1]['max_ms']:5.1f} ms",
-              flush=True)
-    ms = np.array(every)
-    rows.append({"rules": "all", "decisions": len(ms), "median_ms": float(np.median(ms)),
-                 "p95_ms": float(np.percentile(ms, 95)), "max_ms": float(ms.max())})
-    return rows
+def decision_times(spec: str, rule_set: str, decisions: int, seed: int) -> dict:
+    """Median and 95th percentile (ms) of one agent's decisions with a choice, B = 1."""
+    name, options = parse_agent(spec)
+    agent, others = make_agent(name, **options), make_agent("greedy")
+    rules = rules_for(rule_set, 4, matches=False)
+    rng = np.random.default_rng(seed)
+    engine = Engine(rules, 1)
+    times: list[float] = []
+    game = 0
+    engine.reset(seed + 1)  # warm-up (allocations and caches): untimed
+    agent.act({"observation": observe(engine, engine.state.current_player),
+               "action_mask": engine.legal_mask}, rng)
+    while len(times) < decisions:
+        engine.reset(seed, game_ids=[game])
+        game += 1
+        while not engine.state.match_over[0] and len(times) < decisions:
+            obs = {"observation": observe(engine, engine.state.current_player),
+                   "action_mask": engine.legal_mask}
+            if engine.state.current_player[0] == 0 and obs["action_mask"].sum() > 1:
+                t0 = time.perf_counter()
+                action = agent.act(obs, rng)
+                times.append(time.perf_counter() - t0)
+            else:
+                action = others.act(obs, rng)
+            engine.step(action)
+    ms = np.array(times) * 1e3
+    return {"agent": spec, "rule_set": rule_set, "players": 4, "decisions": len(ms),
+            "median_ms": float(np.median(ms)), "p95_ms": float(np.percentile(ms, 95))}
 
 
 def _ci(x: dict) -> str:
-    return f"{x['mean']:6.2f} [{x['low']:6.2f}, {x['high']:6.2f}]"
+    return f"{x['mean']:+6.2f} [{x['low']:+6.2f}, {x['high']:+6.2f}]"
 
 
-def _fmt_smoor(row: dict) -> str:
-    text = (f"smoorverliefd {row['players']}p  mc {_ci(row['mc'])}  greedy {_ci(row['greedy'])}"
-            f"  random {_ci(row['random'])}")
-    if "filler" in row:
-        text += f"  filler {_ci(row['filler'])}"
-    return (text + f"\n    mc-greedy {_ci(row['diff_mc_greedy'])}  greedy-random "
-            f"{_ci(row['diff_greedy_random'])}  ({row['seconds']:.0f} s)")
+def format_row(row: dict) -> str:
+    return (f"{row['rule_set']:15s} {row['players']}p  {row['stronger']:>8s} - "
+            f"{row['weaker']:8s} {_ci(row['advantage'])}  ({row['seconds']:.0f} s)")
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
-    mc_options: dict = {"rollout": args.mc_rollout}
-    if args.mc_worlds is not None:
-        mc_options["worlds"] = args.mc_worlds
-    agents = {"mc": make_agent("mc", **mc_options), "greedy": make_agent("greedy"),
-              "random": make_agent("random")}
-    if args.filler not in agents:
-        agents[args.filler] = make_agent(args.filler)
-    print("mean points per round [95% interval]; Smoorverliefd: higher is better")
+    for rule_set in args.rule_sets:  # clear errors before anything is played
+        rules_for(rule_set, 4, matches=False)
+    for spec in args.ladder:
+        name, options = parse_agent(spec)
+        make_agent(name, **options)
     t0 = time.perf_counter()
-    smoor = smoor_rows(args, agents)
-    hearts = hearts_rows(args, agents)
-    timing = timing_rows(args)
+    jobs = tables(args)
+    print("advantage of the stronger agent, points per round [95% paired interval]; "
+          "Hearts: penalty points saved", flush=True)
+    rows: list[dict] = []
+    with ProcessPoolExecutor(args.workers) as pool:
+        futures = [pool.submit(play_table, job, args.deals, args.batch) for job in jobs]
+        for future in futures:  # in job order: the output does not depend on the workers
+            rows.append(future.result())
+            print(format_row(rows[-1]), flush=True)
+        searching = [s for s in args.ladder if parse_agent(s)[0] in ("mc", "ismcts")]
+        timing_jobs = [(spec, rule_set) for rule_set in args.rule_sets for spec in searching
+                       if args.timing_decisions]
+        timing = [pool.submit(decision_times, spec, rule_set, args.timing_decisions, args.seed)
+                  for spec, rule_set in timing_jobs]
+        timing = [f.result() for f in timing]
+    for t in timing:
+        print(f"decision time {t['agent']:8s} {t['rule_set']:15s} 4p: median "
+              f"{t['median_ms']:6.1f} ms, 95th percentile {t['p95_ms']:6.1f} ms", flush=True)
     summary = {
         "args": dataclasses.asdict(args),
         "command": " ".join([os.path.basename(sys.executable), "-m",
                              "experiments.agent_strength",
                              *(sys.argv[1:] if argv is None else argv)]),
-        "interval": "normal: mean +- 1.96 sd / sqrt(n), one sample per deal (numpy)",
-        "mc_options": mc_options,
+        "interval": "paired normal: mean +- 1.96 sd / sqrt(n), one sample per deal (numpy)",
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__},
         "seconds": time.perf_counter() - t0,
-        "smoorverliefd": smoor,
-        "hearts": hearts,
-        "mc_decision_time": timing,
+        "ladder": rows,
+        "decision_time": timing,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=1))
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(json.dumps(summary, indent=1))
+    os.replace(tmp, out)
     print(f"wrote {out} ({summary['seconds']:.0f} s)")
+    return summary
 
 
 if __name__ == "__main__":

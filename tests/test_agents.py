@@ -36,6 +36,12 @@ RULE_SETS = {
 }
 
 
+def small_ismcts(**options):
+    """A fast ismcts for the tests (few iterations)."""
+    options = {"iterations": 48, "walks": 16, "seed_worlds": 4, **options}
+    return make_agent("ismcts", **options)
+
+
 def small_mc(**options) -> MCAgent:
     return make_agent("mc", **{"worlds": 4, **options})
 
@@ -88,7 +94,8 @@ def test_every_agent_returns_legal_actions_in_batches(rules):
     live = np.flatnonzero(~engine.state.match_over)
     obs = {k: v[live] for k, v in observations(engine).items()}
     for agent in (make_agent("random"), make_agent("greedy"), small_mc(),
-                  small_mc(rollout="greedy", rollouts=2)):
+                  small_mc(rollout="random", rollouts=2), small_ismcts(),
+                  small_ismcts(opponents_in_tree=True, seed_worlds=0)):
         actions = agent.act(obs, np.random.default_rng(1))
         assert actions.shape == (len(live),)
         assert obs["action_mask"][np.arange(len(live)), actions].all(), agent.name
@@ -240,7 +247,8 @@ def _swap_hidden(state, seat: int, rng: np.random.Generator):
 
 @pytest.mark.parametrize("name", ["smoor-4", "smoor-3", "trump", "hearts-4-no-pass",
                                   "hearts-5"])
-def test_mc_does_not_peek_at_hidden_cards(name):
+@pytest.mark.parametrize("agent", ["mc", "ismcts"])
+def test_search_agents_do_not_peek_at_hidden_cards(name, agent):
     rules = RULE_SETS[name]
     checked = 0
     for seed in range(40):
@@ -259,9 +267,9 @@ def test_mc_does_not_peek_at_hidden_cards(name):
         assert (obs_a["observation"] == obs_b["observation"]).all()
         assert (obs_a["action_mask"] == obs_b["action_mask"]).all()
         assert (st.hands != other.hands).any()
-        agent = make_agent("mc", worlds=16)
-        a = agent.act(obs_a, np.random.default_rng(seed))
-        b = agent.act(obs_b, np.random.default_rng(seed))
+        player = make_agent("mc", worlds=16) if agent == "mc" else small_ismcts()
+        a = player.act(obs_a, np.random.default_rng(seed))
+        b = player.act(obs_b, np.random.default_rng(seed))
         assert a.tolist() == b.tolist()
         checked += 1
     assert checked >= 5
@@ -276,6 +284,30 @@ def test_mc_is_deterministic_for_a_seed(rollout):
     runs = [make_agent("mc", worlds=16, rollout=rollout).act(obs, np.random.default_rng(42))
             for _ in range(2)]
     assert runs[0].tolist() == runs[1].tolist()
+
+
+def test_ismcts_is_deterministic_for_a_seed():
+    engine = random_positions(Rules(game="hearts", target_score=None), 12, seed=9)
+    live = np.flatnonzero(~engine.state.match_over)
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    runs = [small_ismcts().act(obs, np.random.default_rng(42)) for _ in range(2)]
+    assert runs[0].tolist() == runs[1].tolist()
+
+
+@pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
+                                     {"rollout": "smart"}, {"seed_worlds": -1},
+                                     {"time_budget": 0}, {"iterations": True}])
+def test_ismcts_rejects_bad_options(options):
+    with pytest.raises((ValueError, TypeError)):
+        make_agent("ismcts", **options)
+
+
+@pytest.mark.parametrize("spec", ["greedy:1.5", "random:0.1", "greedy:x", "best"])
+def test_rollout_policy_rejects_bad_specs(spec):
+    from agents.rollout import RolloutPolicy
+
+    with pytest.raises(ValueError, match="rollout"):
+        RolloutPolicy(spec)
 
 
 # ---------------------------------------------------------- strength smoke test
@@ -380,3 +412,34 @@ def test_a_point_card_on_the_first_trick_shows_the_seat_holds_only_points():
                            "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"], "2C 2D 2S 2H")
     assert voids[3].tolist() == [1, 1, 0, 0]  # 2H off suit to the first trick: C, D void
     assert voids[1].tolist() == [1, 0, 0, 0]  # 2D: only clubs shown
+
+
+def test_rollout_speed_script_measures_every_policy(tmp_path):
+    from experiments import rollout_speed
+
+    rows = rollout_speed.main(["--batch-sizes", "16", "--rounds", "1", "--rule-sets",
+                               "hearts-no-pass", "--out", str(tmp_path / "r.json")])
+    assert len(rows) == 1 and rows[0]["ratio"]["random"] == 1.0
+    assert set(rows[0]["us_per_ply"]) == {"random", "greedy", "greedy:0.2"}
+    assert all(v > 0 for v in rows[0]["us_per_ply"].values())
+
+
+@pytest.mark.parametrize("rules, phase", [
+    (Rules(bidding=True, target_score=None), Phase.BID),
+    (Rules(cupids_arrow=True, target_score=30, num_players=3), Phase.CURSE)])
+def test_mc_chooses_bids_and_cursed_suits_by_simulation(rules, phase):
+    """Every legal bid (or suit) is played out over sampled worlds; the choice is the best."""
+    engine = Engine(rules, 32)
+    engine.reset(3)
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # to the first decision of that phase (Cupid's Arrow: round 2)
+        if (engine.state.phase == phase).any():
+            break
+        engine.step(engine.sample_legal(rng))
+    rows = np.flatnonzero(engine.state.phase == phase)
+    assert len(rows)
+    obs = {k: v[rows] for k, v in observations(engine).items()}
+    actions, values = small_mc(worlds=8).evaluate(obs, rng)
+    legal = obs["action_mask"].astype(bool)
+    assert np.isfinite(values[legal]).all() and np.isnan(values[~legal]).all()
+    assert (actions == np.argmax(np.where(legal, values, -np.inf), axis=1)).all()
