@@ -174,19 +174,20 @@ def _follow(hand, legal, trick, led_suit, last, played, hearts, trump_hearts):
     best, beaters = trick_best(trick, led_suit, trump_hearts)
     follows = (legal & _SUIT[led_suit]) != 0  # (N,) following suit (else void)
     losers = legal & ~beaters
+    winners = legal & beaters
+    # Each rule picks a set and its highest or lowest card: one highest_card for all.
     if hearts:
-        no_queen = legal & ~_QS_BIT
-        clean = (trick & _POINTS) == 0
-        fallback = np.where(last & clean, C.highest_card(no_queen), C.lowest_card(no_queen))
-        fallback = np.where(fallback < 0, _QS, fallback)  # only QS is legal
-        out = np.where(losers != 0, C.highest_card(losers), fallback)
+        high = (losers != 0) | (last & ((trick & _POINTS) == 0))  # a loser, or a clean last
+        pool = np.where(losers != 0, losers, legal & ~_QS_BIT)
     else:
-        winners = legal & beaters
-        worth = ((trick & _HEARTS) != 0) | (led_suit == C.HEARTS)
-        win = np.where(last, C.lowest_card(winners), C.highest_card(winners))
-        duck = np.where((losers != 0) & (led_suit != C.HEARTS), C.highest_card(losers),
-                        C.lowest_card(legal))
-        out = np.where(worth & (winners != 0), win, duck)
+        take = (((trick & _HEARTS) != 0) | (led_suit == C.HEARTS)) & (winners != 0)
+        duck_high = (losers != 0) & (led_suit != C.HEARTS)  # the highest card that loses
+        pool = np.where(take, winners, np.where(duck_high, losers, legal))
+        high = np.where(take, ~last, duck_high)  # win cheaply when last, else surely
+    pool = np.where(high, pool, pool & (~pool + np.uint64(1)))  # lowest: keep the lowest bit
+    out = C.highest_card(pool)
+    if hearts:
+        out[out < 0] = _QS  # only QS is legal
     void = np.flatnonzero(~follows)
     if len(void):
         out[void] = _discard(hand[void], legal[void], trick[void], led_suit[void],
@@ -197,13 +198,14 @@ def _follow(hand, legal, trick, led_suit, last, played, hearts, trump_hearts):
 def _discard(hand, legal, trick, led_suit, beaters, played, hearts, trump_hearts):
     """(N,) the card to play when void in the led suit."""
     if hearts:
-        queen_out = (played & _QS_BIT) == 0
-        tops = legal & _TOP_SPADES
+        queen = (legal & _QS_BIT) != 0
+        tops = legal & np.where((played & _QS_BIT) == 0, _TOP_SPADES, _ZERO)  # while QS is out
         hearts_held = legal & _HEARTS
-        return np.where((legal & _QS_BIT) != 0, _QS,
-                        np.where(queen_out & (tops != 0), C.highest_card(tops),
-                                 np.where(hearts_held != 0, C.highest_card(hearts_held),
-                                          _highest_by_rank(legal))))
+        out = np.where(queen, _QS, C.highest_card(np.where(tops != 0, tops, hearts_held)))
+        rest = np.flatnonzero(~queen & (tops == 0) & (hearts_held == 0))  # none of those
+        if len(rest):
+            out[rest] = _highest_by_rank(legal[rest])
+        return out
     plain = legal & ~_HEARTS
     lengths = _suit_lengths(plain)  # (N, 4), hearts 0
     shortest = np.argmin(np.where(lengths == 0, 1000, lengths), axis=1)

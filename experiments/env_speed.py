@@ -9,6 +9,15 @@
   ``copy=True`` (a new observation array per step, the default) and
   ``copy=False`` (the environment's own array, for callers that copy it into a
   rollout buffer anyway).
+* Workers: ``SmoorVectorEnv(num_workers=k)`` at each ``--num-envs``, for each
+  ``--workers`` count and observation dtype (float32 and compact int8),
+  ``copy=False``; the configurations take turns, ``--repeats`` rounds, and
+  each round's k-worker figure is divided by the same round's one-worker
+  figure (the scaling), so that a machine shared with other jobs slows both
+  sides of a ratio alike. Besides wall-clock steps/s, the CPU time per learner
+  step of the learner's process (inside ``step()``) and of each worker is
+  read (``/proc``), and what a machine with a free core per process would give
+  is estimated from it: N / (the busiest worker's CPU time + the learner's).
 * PettingZoo's ``texas_holdem_v4`` (rlcard and pygame, in the ``bench`` extra)
   is measured with the same loop in the same run, for comparison; both
   environments also without PettingZoo's standard wrappers (``raw_env``), which
@@ -24,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +53,10 @@ class Args:
     """minimum measuring time per row (at least one episode or step is always measured)"""
     num_envs: list[int] = field(default_factory=lambda: [1024, 8192])
     """sub-environment counts of the vector-environment rows"""
+    workers: list[int] = field(default_factory=lambda: [1, 2])
+    """worker-process counts of the worker rows (1 = in the learner's process)"""
+    repeats: int = 3
+    """rounds of the worker rows (the configurations take turns in each round)"""
     seed: int = 0
     """seed of the games and the random actions"""
     out: str = "results/env_speed.json"
@@ -100,6 +114,83 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
             "learner_steps_per_s_in_step": steps * num_envs / in_step}
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_steps_per_second(num_envs: int, num_workers: int, obs_dtype: str, seconds: float,
+                            seed: int) -> dict:
+    """Learner steps/s of ``SmoorVectorEnv(num_workers=...)`` (``copy=False``, random
+    opponents and learner), wall clock and from CPU times (see the module docstring)."""
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=RandomAgent(),
+                          copy=False, obs_dtype=obs_dtype, num_workers=num_workers)
+    try:
+        rng = np.random.default_rng(seed)
+        _, info = envs.reset(seed=seed)
+        pids = [p.pid for p in envs._pool.processes] if envs._pool is not None else []
+        workers_before = [_cpu_seconds(pid) for pid in pids]
+        steps, in_step, cpu_in_step = 0, 0.0, 0.0
+        start = time.perf_counter()
+        while steps == 0 or time.perf_counter() - start < seconds:
+            mask = info["action_mask"]
+            actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
+            t0, c0 = time.perf_counter(), time.process_time()
+            _, _, _, _, info = envs.step(actions)
+            in_step += time.perf_counter() - t0
+            cpu_in_step += time.process_time() - c0
+            steps += 1
+        elapsed = time.perf_counter() - start
+        workers = [_cpu_seconds(pid) - before
+                   for pid, before in zip(pids, workers_before, strict=True)]
+    finally:
+        envs.close()
+    busiest = max(workers, default=0.0)
+    return {"learner_steps_per_s": steps * num_envs / elapsed,
+            "learner_steps_per_s_in_step": steps * num_envs / in_step,
+            "learner_cpu_ms_per_step": 1e3 * cpu_in_step / steps,
+            "worker_cpu_ms_per_step": [1e3 * w / steps for w in workers],
+            # A free core for each process: the step lasts as long as the busiest
+            # worker plus the learner's own part (or the learner alone, one process).
+            "learner_steps_per_s_free_cores": steps * num_envs / (busiest + cpu_in_step)}
+
+
+def worker_rows(args: Args) -> list[dict]:
+    """The worker table: every (num_envs, workers, dtype) in turn, ``repeats`` rounds;
+    medians, and each round's scaling over the same round's one-worker figure."""
+    configs = [(n, k, dtype) for n in args.num_envs for dtype in ("float32", "int8")
+               for k in args.workers]
+    runs: dict[tuple, list[dict]] = {c: [] for c in configs}
+    for _ in range(args.repeats):
+        for config in configs:
+            runs[config].append(worker_steps_per_second(*config, args.seconds, args.seed))
+    rows = []
+    keys = ("learner_steps_per_s", "learner_steps_per_s_in_step",
+            "learner_steps_per_s_free_cores")
+    for (n, k, dtype), results in runs.items():
+        row = {"env": f"SmoorVectorEnv num_envs={n} obs_dtype={dtype} num_workers={k}"}
+        for key in (*keys, "learner_cpu_ms_per_step"):
+            row[key] = float(np.median([r[key] for r in results]))
+        one = runs.get((n, 1, dtype))
+        if one is not None:
+            for key in keys:  # round by round, then the median
+                row[f"scaling_{key}"] = float(np.median(
+                    [r[key] / o[key] for r, o in zip(results, one, strict=True)]))
+        rows.append(row)
+        print(f"vector env, num_envs={n:6d}, {dtype:7}, {k} worker(s): "
+              f"{row['learner_steps_per_s']:10,.0f} learner steps/s "
+              f"({row['learner_steps_per_s_in_step']:,.0f} in step(); "
+              f"{row['learner_steps_per_s_free_cores']:,.0f} with a free core each)"
+              + (f"; x{row['scaling_learner_steps_per_s']:.2f} wall, "
+                 f"x{row['scaling_learner_steps_per_s_free_cores']:.2f} free cores, "
+                 f"over 1 worker" if one is not None and k != 1 else ""), flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     rows = []
@@ -140,6 +231,7 @@ def main(argv: list[str] | None = None) -> None:
                   f"({result['plies_per_s']:,.0f} plies/s, random opponents; "
                   f"{result['learner_steps_per_s_in_step']:,.0f} counting only step())",
                   flush=True)
+    rows.extend(worker_rows(args))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"args": dataclasses.asdict(args), "rows": rows}, indent=1))

@@ -22,6 +22,9 @@
   choice there (log-probability 0, no gradient). ``restart(games)`` restarts
   chosen sub-environments at once instead (the same-step autoreset of
   ``smoor_env.sb3``, the Stable-Baselines3 adapter).
+  ``num_workers=k`` splits the sub-environments over k processes writing into
+  shared memory (``smoor_env.workers``), with the same results for every k;
+  ``obs_dtype="int8"`` gives compact observations (``smoor_env.observation``).
 
 Observations are the learner's ``observation`` vector (see
 ``smoor_env.observation``); rewards are the learner's rewards (see
@@ -43,6 +46,7 @@ environment's generators and the opponents' generator are as before.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,16 +66,20 @@ from smoor_env.checks import (
     reset_options,
 )
 from smoor_env.engine import Engine
-from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker
+from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observation_dtype
 from smoor_env.render import render_rgb, render_text
 from smoor_env.reward import Rewards
 from smoor_env.rules import Rules
 from smoor_env.state import NUM_ACTIONS
-from smoor_env.table import Table
+from smoor_env.streams import GameStreams
+from smoor_env.table import Randomness, Table
+from smoor_env.workers import WorkerPool, shared_space
 
 #: The one action a finished episode's mask allows (a placeholder: it is never played).
 RESTART_ACTION = 0
 OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
+#: The compact observations' space (see ``smoor_env.observation``: int8 steps).
+COMPACT_OBSERVATION_SPACE = spaces.Box(-127, 127, (OBSERVATION_SIZE,), np.int8)
 ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
 
 
@@ -126,7 +134,8 @@ class _Match:
     """The loop both environments share: the learner acts, then the opponents until its turn."""
 
     def __init__(self, engine: Engine, learner_seat: int, opponents: Any,
-                 reward_mode: str, illegal_action: str, illegal_reward: float) -> None:
+                 reward_mode: str, illegal_action: str, illegal_reward: float,
+                 obs_dtype: str = "float32", obs_out: np.ndarray | None = None) -> None:
         if illegal_action not in ("end", "raise"):
             raise ValueError(f"illegal_action must be 'end' or 'raise', got {illegal_action!r}")
         self.illegal_action = illegal_action
@@ -135,9 +144,10 @@ class _Match:
         self.table = Table(engine, *_seating(opponents, engine.rules, learner_seat))
         self.seat = int(learner_seat)
         # The learner's observation in every game, updated as the engine steps.
-        self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat))
+        self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat),
+                                          dtype=obs_dtype, out=obs_out)
         self.rewards = Rewards(engine, reward_mode)
-        self.rng = np.random.default_rng()
+        self.rng: Randomness = np.random.default_rng()
 
     def advance(self, actions: np.ndarray | None,
                 active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -272,17 +282,111 @@ class SmoorEnv(gym.Env):
         return text
 
 
+class _Block:
+    """Sub-environments ``first .. first + count - 1`` of a vector environment of
+    ``num_envs``: one batched engine, its opponents, the learner's observations and the
+    ``NEXT_STEP`` autoreset. ``SmoorVectorEnv`` runs one block of every sub-environment,
+    or one block in each worker process (``smoor_env.workers``).
+
+    Sub-environment i's e-th match is game id ``i + e * num_envs`` of the seed, and its
+    opponents draw from that game's own stream (``smoor_env.streams``), so that what
+    happens in sub-environment i does not depend on the block it runs in.
+    """
+
+    def __init__(self, num_envs: int, first: int, count: int,
+                 obs_out: np.ndarray | None = None, *, rules: Rules, learner_seat: int,
+                 opponents: Any, reward_mode: str, illegal_action: str, illegal_reward: float,
+                 obs_dtype: str) -> None:
+        self.num_envs, self.first = num_envs, first
+        self.engine = Engine(rules, count)
+        self.match = _Match(self.engine, learner_seat, opponents, reward_mode, illegal_action,
+                            illegal_reward, obs_dtype, obs_out)
+        self.seed = 0
+        self._seed_streams()
+        self._episodes = np.zeros(count, np.int64)  # (n,) matches each has started
+        self.needs_reset = np.zeros(count, bool)  # (n,) ended: the next step restarts it
+
+    def _seed_streams(self) -> None:
+        # Draws that are not one per game (see smoor_env.streams) come from (seed, first).
+        fallback = np.random.PCG64(np.random.SeedSequence([self.seed, self.first]))
+        self.match.rng = GameStreams(self.engine, fallback)
+
+    def reset(self, seed: int | None) -> None:
+        """Every sub-environment starts a match (from its first game id if ``seed`` is
+        given, else the next), and the opponents play up to the learner's first turn."""
+        if seed is not None:
+            self.seed = int(seed)
+            self._episodes[:] = 0
+            self._seed_streams()
+        self.start(np.arange(self.engine.batch_size))
+        self.match.advance(None, np.ones(self.engine.batch_size, bool))
+
+    def start(self, games: np.ndarray) -> None:
+        """(Re)start the matches of ``games`` (local indices), each with its next game id."""
+        ids = self.first + games + self._episodes[games] * self.num_envs
+        self._episodes[games] += 1
+        self.match.reset(self.seed, game_ids=ids, games=games)
+        self.match.rng.restart(games)
+        self.needs_reset[games] = False
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One learner step; returns (n,) float32 rewards, (n,) bool terminated and (n,)
+        bool illegal actions."""
+        resetting = self.needs_reset.copy()
+        if self.match.illegal_action == "raise":  # raise before any autoreset, not after
+            acting = ~resetting & ~self.engine.state.match_over
+            if (acting & ~self.engine.is_legal(actions)).any():
+                self.engine.step(actions, active=acting)  # raises, naming game and action
+        if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
+            self.start(np.flatnonzero(resetting))
+        # The learner acts where it did not just restart; then every game's opponents
+        # (restarted ones included) play until the learner is to act again.
+        rewards, illegal = self.match.advance(np.where(resetting, 0, actions), ~resetting)
+        rewards[resetting] = 0.0
+        terminated = self.engine.state.match_over | illegal
+        self.needs_reset = terminated.copy()
+        return rewards, terminated, illegal
+
+    def restart(self, chosen: np.ndarray) -> None:
+        """Restart the matches of the (n,) bool ``chosen`` games now (see
+        ``SmoorVectorEnv.restart``); the opponents play up to the learner's turn."""
+        self.start(np.flatnonzero(chosen))
+        self.match.advance(None, chosen)
+
+    def observations(self) -> np.ndarray:
+        """(n, OBSERVATION_SIZE) the tracker's own array, every row up to date."""
+        return self.match.tracker.out
+
+    def masks(self) -> np.ndarray:
+        """(n, 70) bool legal actions of the learner (never empty: see the module docs)."""
+        return _never_empty(self.engine.legal_mask, self.needs_reset)
+
+
 class SmoorVectorEnv(VectorEnv):
-    """``num_envs`` matches in one batched engine; see the module docstring.
+    """``num_envs`` matches in one batched engine, or split over worker processes; see
+    the module docstring.
 
     Args:
         num_envs: the number of sub-environments (games in the engine's batch).
         rules, learner_seat, opponents, reward_mode, rule_options: as for ``SmoorEnv``.
         copy: as in Gymnasium's ``SyncVectorEnv``: if True (the default), ``reset`` and
             ``step`` return a new observation array; if False, a read-only view of the
-            environment's own array, which the next step updates in place (saves a copy
-            of N x 1076 floats per step when the caller copies it into its rollout
-            buffer anyway).
+            environment's own array (with workers: the shared memory they write), which
+            the next step updates in place (saves a copy of N x 1076 values per step when
+            the caller copies it into its rollout buffer anyway).
+        obs_dtype: ``"float32"`` (default) or ``"int8"``: compact observations, a quarter
+            of the bytes, with the scaling of ``smoor_env.observation`` (multiply by
+            ``observation.compact_scale()`` to get the float32 values back).
+        num_workers: k processes (``smoor_env.workers``), each stepping about N / k of
+            the sub-environments in its own engine with its own copy of the opponents,
+            writing observations, masks and rewards into shared memory. 1 (the default):
+            everything in this process. The results are the same for every k (each
+            sub-environment's games and opponents' random draws come from its own
+            streams), except for opponents that draw other than one uniform row per game
+            (Monte Carlo's worlds: see ``smoor_env.streams``). With workers, ``engine``
+            is None (the engines live in the workers), and each worker has its own copy
+            of the opponents: later changes to them here do not reach it.
+        context: the workers' ``multiprocessing`` start method (default: the platform's).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -290,20 +394,38 @@ class SmoorVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, rules: Rules | None = None, learner_seat: int = 0,
                  opponents: Any = None, reward_mode: str = "round",
                  illegal_action: str = "end", illegal_reward: float = -1.0,
-                 copy: bool = True, **rule_options: Any) -> None:
+                 copy: bool = True, obs_dtype: str = "float32", num_workers: int = 1,
+                 context: str | None = None, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
         self.num_envs = check_count(num_envs, "num_envs")
         self.copy = bool(copy)
-        self.single_observation_space = OBSERVATION_SPACE
+        self.num_workers = check_count(num_workers, "num_workers")
+        if self.num_workers > self.num_envs:
+            raise ValueError(f"num_workers must be 1..num_envs ({self.num_envs}), got "
+                             f"{num_workers}")
+        dtype = observation_dtype(obs_dtype)
+        self.single_observation_space = (OBSERVATION_SPACE if dtype == np.float32
+                                         else COMPACT_OBSERVATION_SPACE)
         self.single_action_space = ACTION_SPACE
-        self.observation_space = batch_space(OBSERVATION_SPACE, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(ACTION_SPACE, self.num_envs)
-        self.engine = Engine(self.rules, self.num_envs)
-        self._match = _Match(self.engine, learner_seat, opponents, reward_mode,
-                             illegal_action, illegal_reward)
-        self._seed = 0
-        self._episodes = 0  # matches started so far: each new one takes the next game id
-        self._needs_reset = np.zeros(self.num_envs, bool)
+        self.illegal_action = illegal_action
+        make_block = functools.partial(
+            _Block, self.num_envs, rules=self.rules, learner_seat=learner_seat,
+            opponents=opponents, reward_mode=reward_mode, illegal_action=illegal_action,
+            illegal_reward=illegal_reward, obs_dtype=dtype.name)
+        self._pool: WorkerPool | None = None
+        if self.num_workers == 1:
+            self._block: _Block | None = make_block(0, self.num_envs)
+            self.engine: Engine | None = self._block.engine
+        else:
+            _Match(Engine(self.rules, 1), learner_seat, opponents, reward_mode,
+                   illegal_action, illegal_reward)  # bad arguments raise here, not in a worker
+            self._block = self.engine = None
+            self._pool = WorkerPool(self.num_envs, self.num_workers,
+                                    shared_space(self.single_observation_space, NUM_ACTIONS),
+                                    make_block, context)
+        self._ended = np.zeros(self.num_envs, bool)  # (N,) the next step restarts it
         self._started = False  # reset() has been called
 
     def reset(self, *, seed: int | None = None,
@@ -313,21 +435,14 @@ class SmoorVectorEnv(VectorEnv):
         reset_options(options, ())
         if seed is not None:
             seed = check_seed(seed)  # a Python int (Gymnasium's spaces take no numpy ints)
-            self._seed = seed
-            self._episodes = 0
-            self._match.rng = np.random.default_rng(seed)
             self.action_space.seed(seed)
-        self._start(np.arange(self.num_envs))
-        self._match.advance(None, np.ones(self.num_envs, bool))
+        if self._pool is None:
+            self._block.reset(seed)
+        else:
+            self._pool.run("reset", seed)
+        self._ended[:] = False
         self._started = True
-        return self._match.observation(self.copy), self._info(np.zeros(self.num_envs, bool))
-
-    def _start(self, games: np.ndarray) -> None:
-        """(Re)start the matches of ``games``, each with a fresh game id of the seed's stream."""
-        ids = self._episodes + np.arange(len(games))
-        self._episodes += len(games)
-        self._match.reset(self._seed, game_ids=ids, games=games)
-        self._needs_reset[games] = False
+        return self._outputs(None)[0], self._info(np.zeros(self.num_envs, bool))
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                   np.ndarray, dict]:
@@ -341,22 +456,54 @@ class SmoorVectorEnv(VectorEnv):
         if ((actions < 0) | (actions >= NUM_ACTIONS)).any():
             raise ValueError(f"actions must be ids 0..{NUM_ACTIONS - 1}, got "
                              f"{actions[(actions < 0) | (actions >= NUM_ACTIONS)][:10].tolist()}")
-        resetting = self._needs_reset.copy()
-        if self._match.illegal_action == "raise":  # raise before any autoreset, not after
-            acting = ~resetting & ~self.engine.state.match_over
-            if (acting & ~self.engine.is_legal(actions)).any():
-                self.engine.step(actions, active=acting)  # raises, naming game and action
-        if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
-            self._start(np.flatnonzero(resetting))
-        # The learner acts where it did not just restart; then every game's opponents
-        # (restarted ones included) play until the learner is to act again.
-        rewards, illegal = self._match.advance(np.where(resetting, 0, actions), ~resetting)
-        rewards[resetting] = 0.0
-        terminated = self.engine.state.match_over | illegal
-        self._needs_reset = terminated.copy()
+        if self._pool is None:
+            results = self._block.step(actions)
+        else:
+            self._check_before_workers(actions)
+            self._pool.arrays["action"][:] = actions
+            self._pool.run("step")
+            results = None
+        obs, rewards, terminated, illegal = self._outputs(results)
+        self._ended = terminated.copy()
         truncated = np.zeros(self.num_envs, bool)
-        return (self._match.observation(self.copy), rewards, terminated, truncated,
-                self._info(illegal))
+        return obs, rewards, terminated, truncated, self._info(illegal)
+
+    def _check_before_workers(self, actions: np.ndarray) -> None:
+        """With ``illegal_action="raise"``, raise here (naming the games) before any worker
+        moves, so that the environment is left unchanged, as with one process."""
+        if self.illegal_action != "raise":
+            return
+        acting = ~self._ended  # (N,) games that play their action (the others restart)
+        inside = (actions >= 0) & (actions < NUM_ACTIONS)  # (N,)
+        legal = inside & self._pool.arrays["action_mask"][
+            np.arange(self.num_envs), np.clip(actions, 0, NUM_ACTIONS - 1)]
+        bad = np.flatnonzero(acting & ~legal)
+        if len(bad):
+            game = int(bad[0])
+            raise ValueError(f"illegal actions in games {bad[:10].tolist()}: "
+                             f"{actions[bad[:10]].tolist()}; legal in game {game}: "
+                             f"{np.flatnonzero(self._pool.arrays['action_mask'][game]).tolist()}")
+
+    def _outputs(self, results: tuple | None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                         np.ndarray]:
+        """(N, D) observations (a copy, or a read-only view if not ``copy``), (N,) float32
+        rewards, (N,) bool terminated and illegal, from the block or the shared arrays."""
+        if self._pool is None:
+            obs = self._block.observations()
+            if results is None:
+                results = (np.zeros(self.num_envs, np.float32),
+                           np.zeros(self.num_envs, bool), np.zeros(self.num_envs, bool))
+        else:
+            shared = self._pool.arrays
+            obs = shared["observation"]
+            results = tuple(shared[name].copy() for name in
+                            ("reward", "terminated", "illegal_action"))
+        if self.copy:
+            obs = obs.copy()
+        else:
+            obs = obs.view()
+            obs.flags.writeable = False
+        return (obs, *results)
 
     def restart(self, games: np.ndarray) -> np.ndarray:
         """Restart the matches of ``games`` ((K,) int indices) now, not on the next step.
@@ -366,7 +513,7 @@ class SmoorVectorEnv(VectorEnv):
         (``smoor_env.sb3``); the other games are left as they are.
 
         Returns:
-            (K, OBSERVATION_SIZE) float32 the learner's first observations in ``games``.
+            (K, OBSERVATION_SIZE) the learner's first observations in ``games``.
         """
         if not self._started:
             raise RuntimeError("restart() before the first reset(); call reset() first")
@@ -374,9 +521,15 @@ class SmoorVectorEnv(VectorEnv):
         if len(np.unique(games)) != len(games):
             raise ValueError(f"games must be distinct indices 0..{self.num_envs - 1}, got "
                              f"{games.tolist()}")
-        self._start(games)
-        self._match.advance(None, np.isin(np.arange(self.num_envs), games))
-        return self._match.observation(copy=False)[games]
+        chosen = np.zeros(self.num_envs, bool)  # (N,)
+        chosen[games] = True
+        self._ended[games] = False
+        if self._pool is None:
+            self._block.restart(chosen)
+            return self._block.observations()[games]
+        self._pool.arrays["restart"][:] = chosen
+        self._pool.run("restart")
+        return self._pool.arrays["observation"][games]
 
     def _info(self, illegal: np.ndarray) -> dict:
         return {"action_mask": self.action_masks(), "illegal_action": illegal}
@@ -384,4 +537,15 @@ class SmoorVectorEnv(VectorEnv):
     def action_masks(self) -> np.ndarray:
         """(N, 70) bool legal actions of the learner in each sub-environment; where the
         episode has just ended, only ``RESTART_ACTION`` (the module docstring says why)."""
-        return _never_empty(self.engine.legal_mask, self._needs_reset)
+        if self._pool is None:
+            return self._block.masks()
+        return self._pool.arrays["action_mask"].copy()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Stop the worker processes (if any) and join them."""
+        if self._pool is not None:
+            self._pool.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_pool", None) is not None:
+            self._pool.close()

@@ -42,6 +42,18 @@ block               size       meaning
                                cursed_suit_may_be_hearts
 ==================  =========  =================================================
 
+Compact observations (``dtype="int8"`` in ``observe``, ``ObservationTracker``
+and the vector environment's ``obs_dtype``) hold the same layout in a quarter of
+the bytes: the 0/1 blocks as 0/1, and the three blocks that are not 0/1
+(``round_points``, ``totals``, ``trick_number``) as ``round(value *
+COMPACT_UNITS)`` (50 steps per 1.0), clipped to -127..127 (totals beyond 2.54
+targets, possible only with a target below a round's points, saturate). So
+``compact * compact_scale()`` gives the float observation back, exactly for the
+0/1 blocks and to within 1/100 elsewhere (half a step). Hearts' 26 points and
+Smoorverliefd's 17 stay distinct values (more than one step apart); pip scoring's
+104 do not. A policy converts on its side (on the GPU, say) where the copy is
+cheap; the environment writes and ships 4x fewer bytes a step.
+
 With partners, ``round_points`` and ``totals`` show the team's numbers on both
 partners, as the engine does. Nothing about other seats' hands, the dead pile
 or cards passed between other seats is included.
@@ -93,6 +105,11 @@ LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("num_players", (3,)),
     ("rules", (11,)),
 )
+#: Observation dtypes: float32 (the definition) and int8 (compact, see the module docs).
+OBS_DTYPES = ("float32", "int8")
+#: int8 steps per 1.0 in the blocks that are not 0/1 (``QUANTISED_BLOCKS``).
+COMPACT_UNITS = 50
+QUANTISED_BLOCKS = ("round_points", "totals", "trick_number")
 RULE_FLAGS = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow",
               "sweep_needs_all_thirteen", "passing", "queen_never_first_trick",
               "queen_breaks_hearts", "cursed_suit_may_be_hearts")
@@ -111,6 +128,37 @@ def observation_slices() -> dict[str, slice]:
 SLICES = observation_slices()
 OBSERVATION_SIZE = max(s.stop for s in SLICES.values())
 _SHAPES = dict(LAYOUT)
+
+
+def compact_scale() -> np.ndarray:
+    """(OBSERVATION_SIZE,) float32: multiply an int8 observation by it to get the float one
+    back (1 on the 0/1 blocks, 1 / ``COMPACT_UNITS`` on ``QUANTISED_BLOCKS``)."""
+    scale = np.ones(OBSERVATION_SIZE, np.float32)
+    for name in QUANTISED_BLOCKS:
+        scale[SLICES[name]] = 1 / COMPACT_UNITS
+    return scale
+
+
+def observation_dtype(name: str | np.dtype | type) -> np.dtype:
+    """The numpy dtype of an observation dtype name (``OBS_DTYPES``), with a clear error."""
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in OBS_DTYPES:
+        raise ValueError(f"the observation dtype must be one of {OBS_DTYPES}, got {name!r} "
+                         f"(uint8 cannot hold Hearts' negative points)")
+    return dtype
+
+
+def _encode(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Values of a block that is not 0/1, as written into an observation of ``dtype``:
+    themselves (float32) or their compact steps (int8 range, as float32)."""
+    if dtype == np.float32:
+        return values
+    # (from the float32 value: compact = round(float observation * COMPACT_UNITS) exactly)
+    steps = np.rint(np.asarray(values, np.float32) * np.float32(COMPACT_UNITS))
+    return np.clip(steps, -127, 127)
 
 
 def split_observation(obs: np.ndarray) -> dict[str, np.ndarray]:
@@ -215,8 +263,9 @@ def _put_bits(block: np.ndarray, masks: np.ndarray) -> None:
 
 
 def observe(engine: Engine, seats: np.ndarray | int,
-            games: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
-    """(n, OBSERVATION_SIZE) float32: what each game's observer seat knows.
+            games: np.ndarray | None = None, out: np.ndarray | None = None,
+            dtype: str = "float32") -> np.ndarray:
+    """(n, OBSERVATION_SIZE) float32 (or ``dtype``): what each game's observer seat knows.
 
     Every block is written in place into one zeroed array (the views of
     ``split_observation``), seat-relative blocks through one (n, P) index of the
@@ -228,9 +277,11 @@ def observe(engine: Engine, seats: np.ndarray | int,
         engine: the engine whose ``state`` is observed.
         seats: (n,) absolute seat of the observer in each game (or one seat for all).
         games: (n,) indices of the games to observe (repeats allowed); default all B.
-        out: an (n, OBSERVATION_SIZE) float32 array to write into (and return) instead
-            of a new one; reusing memory saves the cost of touching fresh pages.
+        out: an (n, OBSERVATION_SIZE) array of ``dtype`` to write into (and return)
+            instead of a new one; reusing memory saves the cost of touching fresh pages.
+        dtype: ``"float32"`` or ``"int8"`` (compact: see the module docstring).
     """
+    dtype = observation_dtype(dtype)
     st, rules, p = engine.state, engine.rules, engine.rules.num_players
     if games is None:
         sub = st  # every game: read the arrays themselves
@@ -247,9 +298,9 @@ def observe(engine: Engine, seats: np.ndarray | int,
     by_rel = (rows[:, None], turn_order(seat, p))  # (n, P) index: relative seat k
     ks = np.arange(p)[None, :]  # (1, P) relative seat numbers
     if out is None:
-        out = np.zeros((b, OBSERVATION_SIZE), np.float32)
-    elif out.shape != (b, OBSERVATION_SIZE) or out.dtype != np.float32:
-        raise ValueError(f"out must be a ({b}, {OBSERVATION_SIZE}) float32 array, got "
+        out = np.zeros((b, OBSERVATION_SIZE), dtype)
+    elif out.shape != (b, OBSERVATION_SIZE) or out.dtype != dtype:
+        raise ValueError(f"out must be a ({b}, {OBSERVATION_SIZE}) {dtype} array, got "
                          f"{out.shape} {out.dtype}")
     else:
         out.fill(0)
@@ -279,9 +330,9 @@ def observe(engine: Engine, seats: np.ndarray | int,
         v["voids"][shown, :p] = _voids(_Rows(sub, shown), rules)[np.arange(len(shown))[:, None],
                                                          by_rel[1][shown]]
     scale = score_scale(rules)
-    v["round_points"][:, :p] = provisional_points(rules, sub)[by_rel] / scale
+    v["round_points"][:, :p] = _encode(provisional_points(rules, sub)[by_rel] / scale, dtype)
     target = float(rules.target_score) if rules.target_score is not None else scale
-    v["totals"][:, :p] = sub.totals[by_rel] / target
+    v["totals"][:, :p] = _encode(sub.totals[by_rel] / target, dtype)
     bids = sub.bids[by_rel]  # (n, P)
     v["bids"][rows[:, None], ks, bids] = bids >= 0
     v["cursed_suit"][rows, sub.cursed_suit] = sub.cursed_suit >= 0
@@ -290,7 +341,7 @@ def observe(engine: Engine, seats: np.ndarray | int,
     _put_bits(v["passed"], passes[rows, seat])
     _put_bits(v["received"], np.where(exchanged, received[rows, seat], np.uint64(0)))
     v["hearts_broken"][:, 0] = sub.hearts_broken
-    v["trick_number"][:, 0] = sub.trick_index / rules.num_tricks
+    v["trick_number"][:, 0] = _encode(sub.trick_index / rules.num_tricks, dtype)
     v["num_players"][:, p - 3] = 1
     v["rules"][:] = [rules.is_hearts] + [bool(getattr(rules, name)) for name in RULE_FLAGS]
     return out
@@ -341,10 +392,14 @@ class ObservationTracker:
         engine: the engine to observe and step.
         seats: (M,) absolute observer seat of each row.
         games: (M,) game of each row; default ``0..M-1`` (then M must be B).
+        dtype: ``"float32"`` or ``"int8"`` (compact: see the module docstring).
+        out: an (M, OBSERVATION_SIZE) array of ``dtype`` to keep the observations in
+            (shared memory, say) instead of a new one.
     """
 
     def __init__(self, engine: Engine, seats: np.ndarray | Sequence[int],
-                 games: np.ndarray | Sequence[int] | None = None) -> None:
+                 games: np.ndarray | Sequence[int] | None = None, dtype: str = "float32",
+                 out: np.ndarray | None = None) -> None:
         self.engine = engine
         self.seats = _indices("seats", seats, engine.rules.num_players)  # (M,)
         m = len(self.seats)
@@ -355,7 +410,13 @@ class ObservationTracker:
                              f"{len(self.games)} games")
         # One row per game, in game order: rows and games are the same indices.
         self._identity = m == engine.batch_size and bool((self.games == np.arange(m)).all())
-        self._out = np.zeros((m, OBSERVATION_SIZE), np.float32)  # (M, OBSERVATION_SIZE)
+        self.dtype = observation_dtype(dtype)
+        if out is None:
+            out = np.zeros((m, OBSERVATION_SIZE), self.dtype)
+        elif out.shape != (m, OBSERVATION_SIZE) or out.dtype != self.dtype:
+            raise ValueError(f"out must be a ({m}, {OBSERVATION_SIZE}) {self.dtype} array, got "
+                             f"{out.shape} {out.dtype}")
+        self._out = out  # (M, OBSERVATION_SIZE)
         self._flat = self._out.reshape(-1)
         # Rows to rebuild with observe before they are read: they are batched up over
         # steps (one observe call, not one per step); updates to them meanwhile are moot.
@@ -373,7 +434,7 @@ class ObservationTracker:
 
     @property
     def out(self) -> np.ndarray:
-        """(M, OBSERVATION_SIZE) float32: the observations now (the tracker's own array,
+        """(M, OBSERVATION_SIZE) ``dtype``: the observations now (the tracker's own array,
         patched in place by the next step: copy it to keep it, never write into it)."""
         self._notice_outside_changes()
         if self._stale.any():
@@ -406,11 +467,12 @@ class ObservationTracker:
             # every row straight into out, cheaper than gathering most games' state and
             # copying most rows back (the other rows equal observe's values already).
             observe(self.engine, self.seats, None if self._identity else self.games,
-                    out=self._out)
+                    out=self._out, dtype=self.dtype)
             self._stale[:] = False
         elif len(rows):
             scratch = self._scratch[:len(rows)]  # reused memory: no fresh pages to touch
-            observe(self.engine, self.seats[rows], self.games[rows], out=scratch)
+            observe(self.engine, self.seats[rows], self.games[rows], out=scratch,
+                    dtype=self.dtype)
             self._out[rows] = scratch
             self._stale[rows] = False
 
@@ -465,7 +527,7 @@ class ObservationTracker:
         void = shows_void(card, led)  # (n,) it did not follow the led suit
         np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
         np.copyto(where[:, 4], played_at, where=~void)
-        values = np.ones(where.shape, np.float32)  # (n, 5)
+        values = np.ones(where.shape, self.dtype)  # (n, 5)
         values[:, 2] = ~own  # 0 where the hand loses the card (else the "played" 1 again)
         self._flat[where] = values
         if hearts:
@@ -511,8 +573,10 @@ class ObservationTracker:
         if done:
             cards = st.trick_cards[0, trick].tolist()  # (P,) card by absolute seat
             winner, leader = int(st.trick_winner[0, trick]), int(st.trick_leader[0, trick])
-            points = (provisional_points(engine.rules, st)[0] / self._scale).tolist()  # (P,)
-            tricks_done = st.trick_index[0] / engine.rules.num_tricks
+            points = _encode(provisional_points(engine.rules, st)[0] / self._scale,
+                             self.dtype).tolist()  # (P,)
+            tricks_done = float(_encode(st.trick_index[0] / engine.rules.num_tricks,
+                                        self.dtype))
         for row, observer in enumerate(self.seats.tolist()):  # the seats observing (<= 5)
             o = self._out[row]  # (OBSERVATION_SIZE,) view
             rel = (seat - observer) % p
@@ -568,8 +632,8 @@ class ObservationTracker:
         np.add(at, _AT["trick_number"], out=where[:, -1])
         values[:, :1 + p] = 0  # the leader and the trick in progress are cleared
         values[:, 1 + p:1 + 2 * p] = 1  # the winner took the cards
-        values[:, 1 + 2 * p:-1] = points / self._scale
-        values[:, -1] = st.trick_index[g] / rules.num_tricks
+        values[:, 1 + 2 * p:-1] = _encode(points / self._scale, self.dtype)
+        values[:, -1] = _encode(st.trick_index[g] / rules.num_tricks, self.dtype)
         self._flat[where] = values
 
     def _relative(self, absolute: int | np.ndarray, rows: np.ndarray) -> int | np.ndarray:

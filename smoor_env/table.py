@@ -24,9 +24,12 @@ import numpy as np
 
 from smoor_env.engine import Engine
 from smoor_env.observation import observe
+from smoor_env.streams import GameStreams
 
 #: ``step(moves, acting)``: apply (B,) int64 moves in the (B,) bool ``acting`` games.
 StepFunction = Callable[[np.ndarray, np.ndarray], Any]
+#: The agents' randomness: one generator, one per agent, or a stream per game.
+Randomness = np.random.Generator | Sequence[np.random.Generator] | GameStreams
 
 
 def offers_packed(agent: Any) -> bool:
@@ -79,13 +82,14 @@ class Table:
         """(B,) int64 index of the agent whose seat is to act in each game (-1: none)."""
         return self._seated.take(self._base + self.engine.state.current_player)
 
-    def moves(self, acting: np.ndarray, rng: np.random.Generator | Sequence[np.random.Generator],
-              who: np.ndarray | None = None) -> np.ndarray:
+    def moves(self, acting: np.ndarray, rng: Randomness, who: np.ndarray | None = None
+              ) -> np.ndarray:
         """(B,) int64 the move of each ``acting`` (B,) bool game's agent (0 elsewhere).
 
         Each agent is asked once, for all the games where it is to act, in the order of
-        ``agents``. ``rng``: one generator for every agent, or one per agent. ``who``:
-        ``agent_to_act()`` if already known.
+        ``agents``. ``rng``: one generator for every agent, one per agent, or
+        ``GameStreams`` (each game its own stream: the moves of a game do not depend on
+        the other games of the batch). ``who``: ``agent_to_act()`` if already known.
         """
         engine = self.engine
         st = engine.state
@@ -96,7 +100,8 @@ class Table:
             rows = np.flatnonzero(acting if len(self.agents) == 1 else acting & (who == index))
             if not len(rows):
                 continue
-            agent_rng = rng if isinstance(rng, np.random.Generator) else rng[index]
+            agent_rng = (rng.for_games(rows) if isinstance(rng, GameStreams)
+                         else rng if isinstance(rng, np.random.Generator) else rng[index])
             if self._packed[index]:
                 words = engine.legal_words if words is None else words
                 moves[rows] = agent.act_packed(words.take(rows, axis=0), agent_rng)
@@ -111,13 +116,12 @@ class Table:
                                     agent_rng)
         return moves
 
-    def play(self, rng: np.random.Generator | Sequence[np.random.Generator],
-             step: StepFunction | None = None) -> None:
+    def play(self, rng: Randomness, step: StepFunction | None = None) -> None:
         """Play until no game has an agent to act: every match is over or waits for a
         seat marked -1.
 
         Args:
-            rng: one generator for every agent, or one per agent.
+            rng: one generator for every agent, one per agent, or ``GameStreams``.
             step: applies each round of moves: ``step(moves, acting)``; default
                 ``engine.step(moves, active=acting)``. (The environments step through
                 their observation tracker and collect rewards.)
@@ -133,7 +137,7 @@ class Table:
 
 
 def play_tables(engine: Engine, agents: Sequence[Any], seating: Sequence[int] | np.ndarray,
-                rng: np.random.Generator | Sequence[np.random.Generator],
+                rng: Randomness,
                 step: StepFunction | None = None) -> None:
     """``Table(engine, agents, seating).play(rng, step)``: play the engine's games to their
     end (or to a seat no agent plays)."""

@@ -49,13 +49,20 @@ def snapshot(target: Any) -> dict:
     elif isinstance(target, SmoorEnv):
         names = ("_np_random", "_np_random_seed", "_ended")
     else:
-        assert isinstance(target, SmoorVectorEnv)
-        names = ("_seed", "_episodes", "_needs_reset", "_started")
+        assert isinstance(target, SmoorVectorEnv) and target.num_workers == 1
+        names = ("_ended", "_started")
+        block = target._block  # its games, with their ids, autoreset flags, streams
+        streams = block.match.rng
+        fields["block"] = _plain({"seed": block.seed, "episodes": block._episodes,
+                                  "needs_reset": block.needs_reset, "drawn": streams.drawn,
+                                  "keys": streams.keys, "fallback": streams.fallback.state})
     for name in names:
         fields[name] = _plain(target.__dict__.get(name))
-    if hasattr(target, "_match"):
+    if isinstance(target, raw_env):
+        fields["observation"] = _plain(target._tracker.out)
+    elif isinstance(target, SmoorEnv):
         fields["opponents_rng"] = _plain(target._match.rng)
         fields["observation"] = _plain(target._match.tracker.out)
     else:
-        fields["observation"] = _plain(target._tracker.out)
+        fields["observation"] = _plain(target._block.match.tracker.out)
     return fields

@@ -13,7 +13,8 @@ from experiments import env_speed
 
 def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
     out = tmp_path / "env_speed.json"
-    env_speed.main(["--seconds", "0.05", "--num-envs", "16", "--out", str(out)])
+    env_speed.main(["--seconds", "0.05", "--num-envs", "16", "--repeats", "1", "--out",
+                    str(out)])
     rows = {row["env"]: row for row in json.loads(out.read_text())["rows"]}
     ours = rows["smoor_env AEC (4-player Smoorverliefd)"]
     theirs = rows["pettingzoo texas_holdem_v4"]
@@ -27,4 +28,11 @@ def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
         vector = rows[f"SmoorVectorEnv num_envs=16 copy={copy}"]
         assert vector["plies_per_s"] == 4 * vector["learner_steps_per_s"]
         assert vector["learner_steps_per_s_in_step"] > 0
+    for dtype in ("float32", "int8"):
+        one = rows[f"SmoorVectorEnv num_envs=16 obs_dtype={dtype} num_workers=1"]
+        two = rows[f"SmoorVectorEnv num_envs=16 obs_dtype={dtype} num_workers=2"]
+        assert one["scaling_learner_steps_per_s"] == 1.0
+        assert two["learner_steps_per_s"] > 0 and two["learner_steps_per_s_free_cores"] > 0
+        assert two["scaling_learner_steps_per_s"] == (two["learner_steps_per_s"]
+                                                      / one["learner_steps_per_s"])
     assert "same run" in capsys.readouterr().out
