@@ -3,10 +3,15 @@
 Needs PyTorch (the ``rl`` extra: ``pip install -e '.[rl]'``). ``agents`` registers
 the name without importing this module, so importing ``agents`` never needs torch.
 
-    make_agent("ppo")                                        # the shipped checkpoint
-    make_agent("ppo", checkpoint="runs/x/model.pt", sample=True)
-    python -m experiments.win_rates --agents ppo:checkpoint=checkpoints/ppo_smoorverliefd_4p.pt \\
-        random greedy mc --players 4 --rule-sets smoorverliefd
+    make_agent("ppo")                                    # checkpoints/ppo_smoorverliefd.pt
+    make_agent("ppo", checkpoint="ppo_hearts")           # a shipped checkpoint by name
+    make_agent("ppo", checkpoint="runs/x/model.pt", sample=True)   # or any file
+    python -m experiments.win_rates --agents ppo:checkpoint=ppo_hearts \\
+        random greedy mc --players 4 --rule-sets hearts
+
+Shipped checkpoints (``checkpoints/<name>.pt``, see README "Reinforcement learning"):
+``ppo_smoorverliefd`` (Smoorverliefd, 3, 4 and 5 players) and ``ppo_hearts`` (Hearts with
+passing, 4 players).
 
 A checkpoint is a ``torch.save`` dict: ``"model"`` (the ``PolicyNet`` state dict),
 ``"hidden"`` (layer sizes) and ``"args"`` (the training ``Args`` as a dict).
@@ -25,8 +30,10 @@ from agents.base import check_mask
 from smoor_env.observation import OBSERVATION_SIZE
 from smoor_env.state import NUM_ACTIONS
 
-#: The checkpoint shipped in the repository (4-player Smoorverliefd).
-DEFAULT_CHECKPOINT = "checkpoints/ppo_smoorverliefd_4p.pt"
+#: Folder of the shipped checkpoints; ``checkpoint="<name>"`` loads ``<name>.pt`` from it.
+CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
+#: The checkpoint played by default (Smoorverliefd, 3, 4 and 5 players).
+DEFAULT_CHECKPOINT = "ppo_smoorverliefd"
 #: Logit of illegal actions (large negative, finite: no NaN when a row has no legal action).
 MASKED_LOGIT = -1e8
 
@@ -78,15 +85,27 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
     return net, dict(data.get("args", {}))
 
 
-def _resolve(path: str | Path) -> Path:
-    """The path as given, else relative to the repository (for the shipped checkpoint)."""
-    path = Path(path)
+def shipped_checkpoints() -> list[str]:
+    """Names of the checkpoints shipped in ``checkpoints/`` (what ``checkpoint=`` accepts
+    besides a path)."""
+    return sorted(path.stem for path in CHECKPOINT_DIR.glob("*.pt"))
+
+
+def _resolve(checkpoint: str | Path) -> Path:
+    """The file of ``checkpoint``: a shipped checkpoint's name (``"ppo_hearts"`` is
+    ``checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to the
+    repository."""
+    path = Path(checkpoint)
+    named = CHECKPOINT_DIR / f"{checkpoint}.pt"
+    if path.name == str(checkpoint) and not path.suffix and named.exists():
+        return named
     if not path.exists() and not path.is_absolute():
-        repo = Path(__file__).resolve().parent.parent / path
+        repo = CHECKPOINT_DIR.parent / path
         if repo.exists():
             return repo
     if not path.exists():
-        raise FileNotFoundError(f"PPO checkpoint {str(path)!r} not found")
+        raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
+                                f"shipped checkpoint name ({', '.join(shipped_checkpoints())})")
     return path
 
 
@@ -97,7 +116,8 @@ class PPOAgent:
     """Plays a ``PolicyNet`` through the batched agent protocol.
 
     Args:
-        checkpoint: checkpoint file (default: the shipped 4-player Smoorverliefd one).
+        checkpoint: a shipped checkpoint's name (``"ppo_smoorverliefd"``, the default, or
+            ``"ppo_hearts"``: ``checkpoints/<name>.pt``) or a checkpoint file's path.
         sample: sample from the policy instead of playing its most likely action.
         threads: ``torch.set_num_threads`` (0: leave torch's setting alone).
         net: play this network instead of loading ``checkpoint`` (used for self-play).
