@@ -67,7 +67,7 @@ benchmark: $(STAMP)
 	@echo "==> throughput benchmark"
 	$(BIN)/python -m experiments.throughput --seconds 0.5
 	@echo "==> win-rate benchmark"
-	$(BIN)/python -m experiments.win_rates --workers 2 $(ARGS)
+	$(BIN)/python -m experiments.win_rates --workers 2 --overwrite $(ARGS)
 
 # Execute every notebook and store it with its outputs (plots visible on GitHub without
 # running them). Each plays its own small tournament unless SMOOR_RESULTS is set.
