@@ -486,7 +486,15 @@ class Engine(PlayPaths):
                 action in any live game (naming the game, seat, action and the legal
                 actions), or a step when no game can act. The state is then unchanged.
         """
-        self.version += 1  # (also when it raises: observers then merely look again)
+        self.version += 1  # observers compare it to notice changes
+        try:
+            return self._step(actions, active)
+        except (ValueError, TypeError):  # raised before any change: nothing changed
+            self.version -= 1
+            raise
+
+    def _step(self, actions: np.ndarray | Sequence[int],
+              active: np.ndarray | Sequence[bool] | None) -> State:
         st = self.state
         a = self._check_shape(actions)
         if active is not None:

@@ -487,3 +487,16 @@ def test_totals_at_the_bound_stay_exact_over_the_longest_match() -> None:
 def test_a_bool_or_float_is_not_a_batch_size(size) -> None:
     with pytest.raises(TypeError, match="batch_size must be an int"):
         Engine(Rules(), size)
+
+
+def test_a_refused_step_leaves_the_engine_version_unchanged():
+    """Observers (the tracker) compare Engine.version to notice changes: a step that
+    raises changed nothing, so the version stays too."""
+    engine = Engine(Rules(target_score=None), 4)
+    engine.reset(0)
+    before = engine.version
+    with pytest.raises(ValueError):
+        engine.step(np.full(4, 69))  # no game may name a cursed suit now
+    assert engine.version == before
+    engine.step(engine.sample_legal(np.random.default_rng(0)))
+    assert engine.version == before + 1
