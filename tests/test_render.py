@@ -85,14 +85,14 @@ def test_rgb_frames_of_the_gym_env_for_video_recording():
 def test_record_video_writes_a_file(tmp_path):
     pytest.importorskip("moviepy")
     env = gymnasium.wrappers.RecordVideo(
-        make_env(rules=Rules(target_score=None), render_mode="rgb_array"), str(tmp_path),
-        episode_trigger=lambda episode: True)
+        make_env(rules=Rules(target_score=None), render_mode="rgb_array"),
+        str(tmp_path / "videos"), episode_trigger=lambda episode: True)
     _, info = env.reset(seed=1)
     done = False
     while not done:
         _, _, done, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
     env.close()
-    assert list(tmp_path.glob("*.mp4"))
+    assert list((tmp_path / "videos").glob("*.mp4"))
 
 
 def test_text_and_view_show_bids_and_the_last_trick():
