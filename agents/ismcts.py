@@ -37,13 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import check_mask, pack_mask, register
+from agents.base import register
 from agents.mc import MCAgent
 from agents.rollout import RolloutPolicy
-from agents.search import Playouts, build_worlds, knowledge, pass_card, rollout_rules, rules_of
+from agents.search import Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env import cards as C
 from smoor_env.bits import byte_prefix_counts, kth_set_bit
-from smoor_env.observation import SLICES, decode
 from smoor_env.rules import Rules
 from smoor_env.state import Phase
 
@@ -56,7 +55,7 @@ def _value_scale(rules: Rules) -> float:
 
 
 @register("ismcts")
-class ISMCTSAgent:
+class ISMCTSAgent(SearchAgent):
     """Single-observer information-set MCTS; see the module docstring.
 
     Args:
@@ -103,38 +102,14 @@ class ISMCTSAgent:
         self._rules_cache: dict[bytes, Rules] = {}
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
-        mask = check_mask(observations)
-        obs = np.asarray(observations["observation"], np.float32)
-        view = decode(obs)
-        actions = np.argmax(mask, axis=1).astype(np.int64)  # the only one, where forced
-        choice = mask.sum(axis=1) > 1
-        phase = view["phase"]
-        passing = np.flatnonzero(choice & (phase == Phase.PASS))
-        if len(passing):
-            actions[passing] = pass_card(view["hand"][passing],
-                                         pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
-        other = np.flatnonzero(choice & np.isin(phase, [Phase.BID, Phase.CURSE]))
-        if len(other):
-            actions[other] = self._mc.act({"observation": obs[other],
-                                           "action_mask": mask[other]}, rng)
-        search = np.flatnonzero(choice & (phase == Phase.PLAY))
-        if len(search):
-            keys = np.ascontiguousarray(obs[search][:, SLICES["num_players"].start:])
-            groups: dict[bytes, list[int]] = {}
-            for i, row in zip(search.tolist(), keys, strict=True):
-                groups.setdefault(row.tobytes(), []).append(i)
-            for key, idx in groups.items():
-                rows = np.array(idx)
-                rules = self._rules_for(key, view, rows[0])
+        mask, obs, view, actions, search = self._prepare(observations)
+        for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
+            if phase == Phase.PLAY:
                 actions[rows] = self._search(view, rows, mask[rows], rules, rng)
+            else:  # bids and cursed suits: by simulation, as mc chooses them
+                actions[rows] = self._mc.act({"observation": obs[rows],
+                                              "action_mask": mask[rows]}, rng)
         return actions
-
-    def _rules_for(self, key: bytes, view: dict[str, Any], row: int) -> Rules:
-        if self.rules is not None:
-            return self.rules
-        if key not in self._rules_cache:
-            self._rules_cache[key] = rules_of(view, row)
-        return self._rules_cache[key]
 
     def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
                 rng: np.random.Generator) -> np.ndarray:

@@ -59,11 +59,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import check_mask, pack_mask, register
+from agents.base import register
 from agents.rollout import RolloutPolicy, greedy_moves
-from agents.search import Playouts, build_worlds, knowledge, pass_card, rollout_rules, rules_of
-from smoor_env import cards as C
-from smoor_env.observation import SLICES, decode
+from agents.search import Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.rules import Rules
 from smoor_env.state import PHASE_ACTION_OFFSET, Phase
 
@@ -71,7 +69,7 @@ _BID, _CURSE = int(PHASE_ACTION_OFFSET[Phase.BID]), int(PHASE_ACTION_OFFSET[Phas
 
 
 @register("mc")
-class MCAgent:
+class MCAgent(SearchAgent):
     """Perfect-Information Monte Carlo; see the module docstring.
 
     Args:
@@ -123,37 +121,11 @@ class MCAgent:
         """The chosen actions (B,) and the estimated value (B, 70) of every action searched
         (mean round points for the seat, or minus penalty points in Hearts; NaN where an
         action was not searched: illegal, forced, or a phase decided by a heuristic)."""
-        mask = check_mask(observations)
-        obs = np.asarray(observations["observation"], np.float32)
-        view = decode(obs)
+        mask, obs, view, actions, search = self._prepare(observations)
         values = np.full(mask.shape, np.nan)
-        actions = np.argmax(mask, axis=1).astype(np.int64)  # the only one, where forced
-        choice = mask.sum(axis=1) > 1
-        phase = view["phase"]
-        passing = np.flatnonzero(choice & (phase == Phase.PASS))
-        if len(passing):
-            actions[passing] = pass_card(view["hand"][passing],
-                                         pack_mask(mask[passing])[:, 0] & C.DECK_MASK)
-        search = np.flatnonzero(choice & (phase != Phase.PASS))
-        if len(search):
-            keys = np.ascontiguousarray(obs[search][:, SLICES["num_players"].start:])
-            groups: dict[tuple[bytes, int], list[int]] = {}
-            for i, row, ph in zip(search.tolist(), keys, phase[search].tolist(), strict=True):
-                groups.setdefault((row.tobytes(), ph), []).append(i)
-            for (key, ph), idx in groups.items():
-                rows = np.array(idx)
-                rules = self._rules_for(key, view, rows[0])
-                actions[rows], values[rows] = self._search(view, rows, mask[rows], ph, rules,
-                                                           rng)
+        for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
+            actions[rows], values[rows] = self._search(view, rows, mask[rows], phase, rules, rng)
         return actions, values
-
-    # ------------------------------------------------------------- helpers
-    def _rules_for(self, key: bytes, view: dict[str, Any], row: int) -> Rules:
-        if self.rules is not None:
-            return self.rules
-        if key not in self._rules_cache:
-            self._rules_cache[key] = rules_of(view, row)
-        return self._rules_cache[key]
 
     def _worlds_for(self, games_per_world: int, steps: int, decisions: int) -> int:
         if self.time_budget is None:

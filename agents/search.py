@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import check_mask, pack_mask
 from agents.rollout import RolloutPolicy
 from smoor_env import cards as C
 from smoor_env.engine import Engine
-from smoor_env.observation import RULE_FLAGS
+from smoor_env.observation import RULE_FLAGS, SLICES, decode
 from smoor_env.rules import GAME_ONLY_OPTIONS, Rules
 from smoor_env.state import Phase, State
 
@@ -274,3 +275,50 @@ def pass_card(hand: np.ndarray, legal: np.ndarray) -> np.ndarray:
     score[:, top] = np.where(unsafe, 90, 5)[:, None] + _RANKS[top][None, :]
     held = C.mask_to_bool(legal) & cards
     return np.argmax(np.where(held, score, -np.inf), axis=1)
+
+
+class SearchAgent:
+    """What ``mc`` and ``ismcts`` share around their searches: forced moves, Hearts
+    passing (``pass_card``), and the decisions of a batch grouped by their rules.
+
+    Subclasses set ``self.rules`` (the exact rules, or None to read them from the
+    observations) and ``self._rules_cache = {}`` in their ``__init__``.
+    """
+
+    rules: Rules | None
+    _rules_cache: dict[bytes, Rules]
+
+    def _prepare(self, observations: dict[str, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any], np.ndarray, np.ndarray]:
+        """(mask (B, 70) bool, observations (B, D) float32, their decoding, actions (B,)
+        with the forced moves and Hearts' passes filled in, and (B,) bool where a search
+        is still to choose)."""
+        mask = check_mask(observations)
+        obs = np.asarray(observations["observation"], np.float32)
+        view = decode(obs)
+        actions = np.argmax(mask, axis=1).astype(np.int64)  # the only one, where forced
+        choice = mask.sum(axis=1) > 1
+        passing = choice & (view["phase"] == Phase.PASS)
+        rows = np.flatnonzero(passing)
+        if len(rows):
+            actions[rows] = pass_card(view["hand"][rows],
+                                      pack_mask(mask[rows])[:, 0] & C.DECK_MASK)
+        return mask, obs, view, actions, choice & ~passing
+
+    def _groups(self, obs: np.ndarray, view: dict[str, Any], rows: np.ndarray
+                ) -> list[tuple[Rules, int, np.ndarray]]:
+        """Decisions ``rows`` grouped by (rules, phase): [(rules, phase, rows)]."""
+        keys = np.ascontiguousarray(obs[rows][:, SLICES["num_players"].start:])
+        groups: dict[tuple[bytes, int], list[int]] = {}
+        for i, key, phase in zip(rows.tolist(), keys, view["phase"][rows].tolist(), strict=True):
+            groups.setdefault((key.tobytes(), phase), []).append(i)
+        out = []
+        for (key, phase), idx in groups.items():
+            if self.rules is not None:
+                rules = self.rules
+            else:
+                if key not in self._rules_cache:
+                    self._rules_cache[key] = rules_of(view, idx[0])
+                rules = self._rules_cache[key]
+            out.append((rules, phase, np.array(idx)))
+        return out
