@@ -75,7 +75,7 @@ class ISMCTSAgent(SearchAgent):
     name = "ismcts"
     uses_observation = True
 
-    def __init__(self, iterations: int = 1024, walks: int = 256, exploration: float = 0.05,
+    def __init__(self, iterations: int = 1536, walks: int = 256, exploration: float = 0.05,
                  rollout: str = "greedy:0.2", noise: float = 0.02,
                  opponents_in_tree: bool = False, seed_worlds: int = 64,
                  time_budget: float | None = None,
