@@ -59,8 +59,8 @@ _OTHER_ACES = np.uint64(C.mask_of(C.parse_cards("AC AD AS")))
 _HIGH = np.uint64(C.mask_of([13 * s + r for s in range(4) for r in range(9, 13)]))  # J..A
 _BID, _CURSE = 52, 66  # first action ids of bids and cursed suits
 # Pass order of Hearts: QS, AS, KS, then hearts high to low, then the rest high to low.
-_RANK = np.arange(52) % 13  # (52,) 0 = two .. 12 = ace
-_DANGER = (_RANK + np.where(np.arange(52) // 13 == C.HEARTS, 10 + _RANK, 0)
+_RANK = C.RANK_OF
+_DANGER = (_RANK + np.where(C.SUIT_OF == C.HEARTS, 10 + _RANK, 0)
            + 25 * np.isin(np.arange(52), C.parse_cards("AS KS")) + 40 * (np.arange(52) == _QS))
 
 

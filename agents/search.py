@@ -236,8 +236,7 @@ class Playouts:
         return -points.astype(np.float64) if rules.is_hearts else points.astype(np.float64)
 
 
-_RANKS = np.arange(52) % 13  # (52,) 0 = two .. 12 = ace
-_SUIT_OF = np.arange(52) // 13  # (52,)
+_RANKS, _SUIT_OF = C.RANK_OF, C.SUIT_OF  # (52,) each
 _QS = C.QUEEN_OF_SPADES
 
 

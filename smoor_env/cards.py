@@ -23,6 +23,9 @@ SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
 RANKS = "23456789TJQKA"
 CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+#: (52,) int64 suit (0..3 = C D H S) and rank (0 = two .. 12 = ace) of each card id.
+SUIT_OF = np.arange(NUM_CARDS) // CARDS_PER_SUIT
+RANK_OF = np.arange(NUM_CARDS) % CARDS_PER_SUIT
 #: Card ids the rules name.
 TWO_OF_CLUBS, ACE_OF_HEARTS = 0, 38
 QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES = 49, 50, 51
@@ -30,8 +33,6 @@ QUEEN_OF_SPADES, KING_OF_SPADES, ACE_OF_SPADES = 49, 50, 51
 #: (4,) uint64: the 13 cards of each suit.
 SUIT_MASKS = np.array([((1 << 13) - 1) << (13 * s) for s in range(4)], dtype=np.uint64)
 HEART_MASK = int(SUIT_MASKS[HEARTS])
-#: Card ids the rules name.
-QUEEN_OF_SPADES = 49
 #: uint64: every card (bits 0..51).
 DECK_MASK = np.uint64((1 << NUM_CARDS) - 1)
 #: (52,) uint64: ``1 << card``.
