@@ -83,16 +83,53 @@ def _suit_lengths(cards: np.ndarray) -> np.ndarray:
     return np.bitwise_count(cards[:, None] & _SUIT[None, :]).astype(np.int64)
 
 
-def _lowest_of_suit(cards: np.ndarray, suit: np.ndarray) -> np.ndarray:
-    """(N,) lowest card of ``suit`` (N,) in each set."""
-    return C.lowest_card(cards & _SUIT[suit])
+# The play rules pick a suit by its length (the longest or shortest non-empty one, ties
+# to the lowest suit) and a card inside a set, without any (N, 4) array: numpy is slow
+# along a short inner axis. Each suit gets a uint8 key per row, the smallest key wins,
+# and the key's low two bits are its suit: `(length - 1) * 4 + suit` for the shortest
+# (an empty suit wraps round to 252 + suit), `(13 - length) * 4 + suit` for the longest
+# (an empty suit scores 52 + suit). Hearts' lead adds a class in bits 6-7 (64: spades
+# kept back, 128: hearts), which an empty suit's key (252..255) already has.
+_U8_4 = np.uint8(4)
+
+
+def _key_table(first_empty: int) -> np.ndarray:
+    """(256,) uint64 the suit of each key (``SUIT_MASKS[key & 3]``); from ``first_empty``
+    on (every candidate suit empty) the whole deck, so that the caller's set is kept."""
+    table = _SUIT[np.arange(256) & 3]
+    table[first_empty:] = C.DECK_MASK
+    return table
+
+
+_SHORTEST_KEY, _LONGEST_KEY = _key_table(252), _key_table(52)
+
+
+def _shortest_key(cards: np.ndarray, suit: int) -> np.ndarray:
+    """(N,) uint8 key of ``suit`` in each set for "the shortest non-empty suit"."""
+    return np.bitwise_count(cards & _SUIT[suit]) * _U8_4 + np.uint8(252 + suit)
+
+
+def _longest_key(cards: np.ndarray, suit: int) -> np.ndarray:
+    """(N,) uint8 key of ``suit`` in each set for "the longest non-empty suit"."""
+    return np.uint8(52 + suit) - np.bitwise_count(cards & _SUIT[suit]) * _U8_4
+
+
+def _pick(cards: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """(N,) int64 the highest card of each (N,) uint64 set where ``high`` (N,) bool, else
+    its lowest (-1 where empty): every rule ends here, with one ``highest_card``."""
+    return C.highest_card(np.where(high, cards, cards & np.negative(cards)))  # x & -x: lowest bit
 
 
 def _highest_by_rank(cards: np.ndarray) -> np.ndarray:
-    """(N,) the card of the highest rank in each non-empty set (ties: the highest suit)."""
-    tops = C.highest_card(cards[:, None] & _SUIT[None, :])  # (N, 4), -1 where none
-    ranks = np.where(tops >= 0, tops % 13 * 4 + np.arange(4), -1)
-    return tops[np.arange(len(cards)), np.argmax(ranks, axis=1)]
+    """(N,) uint64 for each non-empty set, its cards of the highest rank held (so that its
+    highest card is that rank's highest suit)."""
+    ranks = cards | cards >> np.uint64(13)  # (N,) rank r of any suit at bit r (and above)
+    ranks |= ranks >> np.uint64(26)
+    ranks &= np.uint64(0x1FFF)
+    return cards & _RANK_CARDS.take(C.highest_card(ranks))
+
+
+_RANK_CARDS = np.array([C.mask_of(range(r, 52, 13)) for r in range(13)], np.uint64)  # (13,)
 
 
 def trick_best(trick: np.ndarray, led_suit: np.ndarray, trump_hearts: bool
@@ -110,12 +147,12 @@ def trick_best(trick: np.ndarray, led_suit: np.ndarray, trump_hearts: bool
         against the engine's trick winners); beaters (N,) uint64: the cards that would
         beat it, from the engine's strength table.
     """
-    led_suit = led_suit.astype(np.int64)
-    led_cards = _SUIT[led_suit]  # (N,)
+    led_suit = led_suit.astype(np.intp)
+    led_cards = _SUIT.take(led_suit)  # (N,)
     if trump_hearts:
         led_cards = np.where((trick & _HEARTS) != 0, _HEARTS, led_cards)
     best = C.highest_card(trick & led_cards)
-    return best, _BEATS[bool(trump_hearts)][led_suit * 52 + best]
+    return best, _BEATS[bool(trump_hearts)].take(led_suit * 52 + best)
 
 
 def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit: np.ndarray,
@@ -136,85 +173,89 @@ def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit
     Leading and following are computed only for the rows that lead or follow (in a
     rollout every world is at the same place in the trick, so one of them is skipped).
     """
+    lead, follow = ((_lead_hearts, _follow_hearts) if hearts
+                    else (_lead_smoorverliefd, _follow_smoorverliefd))
     leading = led_suit < 0  # (N,)
-    lead_rows = np.flatnonzero(leading)
-    if len(lead_rows) == len(led_suit):
-        return _lead(hand, legal, played, hearts)
-    if not len(lead_rows):
-        return _follow(hand, legal, trick, led_suit, last, played, hearts, trump_hearts)
+    if leading.all():
+        return lead(hand, legal, played)
+    if not leading.any():
+        return follow(hand, legal, trick, led_suit, last, played, trump_hearts)
     out = np.empty(len(led_suit), np.int64)
-    out[lead_rows] = _lead(hand[lead_rows], legal[lead_rows], played[lead_rows], hearts)
+    rows = np.flatnonzero(leading)
+    out[rows] = lead(hand[rows], legal[rows], played[rows])
     rows = np.flatnonzero(~leading)
-    out[rows] = _follow(hand[rows], legal[rows], trick[rows], led_suit[rows], last[rows],
-                        played[rows], hearts, trump_hearts)
+    out[rows] = follow(hand[rows], legal[rows], trick[rows], led_suit[rows], last[rows],
+                       played[rows], trump_hearts)
     return out
 
 
-def _lead(hand, legal, played, hearts):
-    """(N,) the card to lead."""
-    if hearts:
-        lengths = _suit_lengths(legal)  # (N, 4)
-        queen_out = (played & _QS_BIT) == 0
-        keep_spades = queen_out & ((hand & (_TOP_SPADES | _QS_BIT)) != 0)
-        order = lengths + np.where(lengths == 0, 1000, 0)
-        order[:, C.HEARTS] += 100
-        order[:, 3] += 50 * keep_spades
-        return _lowest_of_suit(legal, np.argmin(order, axis=1))
-    plain = legal & ~_HEARTS
-    lengths = _suit_lengths(plain)  # (N, 4), hearts 0
-    low_lead = np.where(plain != 0, _lowest_of_suit(plain, np.argmax(lengths, axis=1)),
-                        C.lowest_card(legal))
-    top_heart = C.highest_card(legal & _HEARTS)
-    safe = (top_heart >= 0) & (top_heart > C.highest_card(_HEARTS & ~hand & ~played))
-    return np.where(safe, top_heart, low_lead)
+def _lead_smoorverliefd(hand, legal, played):
+    """(N,) the card to lead in Smoorverliefd: the highest heart if no unseen heart beats
+    it, else the lowest card of the longest plain suit (of any suit if all are hearts)."""
+    key = np.minimum(_longest_key(legal, C.CLUBS), _longest_key(legal, C.DIAMONDS))
+    key = np.minimum(key, _longest_key(legal, C.SPADES), out=key)  # (N,) uint8
+    low_lead = legal & _LONGEST_KEY.take(key)
+    hearts_held = legal & _HEARTS
+    # The unseen hearts and mine are disjoint sets, so the larger number holds the top heart.
+    safe = hearts_held > (_HEARTS & ~(hand | played))
+    return _pick(np.where(safe, hearts_held, low_lead), safe)
 
 
-def _follow(hand, legal, trick, led_suit, last, played, hearts, trump_hearts):
-    """(N,) the card to play to a trick that has been led."""
-    best, beaters = trick_best(trick, led_suit, trump_hearts)
-    follows = (legal & _SUIT[led_suit]) != 0  # (N,) following suit (else void)
-    losers = legal & ~beaters
+def _lead_hearts(hand, legal, played):
+    """(N,) the card to lead in Hearts: the lowest card of the shortest plain suit, spades
+    after the other plain suits while QS is out and I hold QS, KS or AS, hearts last."""
+    queen_out = (played & _QS_BIT) == 0
+    keep_spades = queen_out & ((hand & (_TOP_SPADES | _QS_BIT)) != 0)  # (N,) bool
+    key = np.minimum(_shortest_key(legal, C.CLUBS), _shortest_key(legal, C.DIAMONDS))
+    np.minimum(key, _shortest_key(legal, C.HEARTS) | np.uint8(128), out=key)
+    np.minimum(key, _shortest_key(legal, C.SPADES) | keep_spades.view(np.uint8) * np.uint8(64),
+               out=key)  # (N,) uint8
+    return C.lowest_card(legal & _SHORTEST_KEY.take(key))
+
+
+def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts):
+    """(N,) the card to play to a trick that has been led, in Smoorverliefd."""
+    _, beaters = trick_best(trick, led_suit, trump_hearts)
     winners = legal & beaters
-    # Each rule picks a set and its highest or lowest card: one highest_card for all.
-    if hearts:
-        high = (losers != 0) | (last & ((trick & _POINTS) == 0))  # a loser, or a clean last
-        pool = np.where(losers != 0, losers, legal & ~_QS_BIT)
-    else:
-        take = (((trick & _HEARTS) != 0) | (led_suit == C.HEARTS)) & (winners != 0)
-        duck_high = (losers != 0) & (led_suit != C.HEARTS)  # the highest card that loses
-        pool = np.where(take, winners, np.where(duck_high, losers, legal))
-        high = np.where(take, ~last, duck_high)  # win cheaply when last, else surely
-    pool = np.where(high, pool, pool & (~pool + np.uint64(1)))  # lowest: keep the lowest bit
-    out = C.highest_card(pool)
-    if hearts:
-        out[out < 0] = _QS  # only QS is legal
-    void = np.flatnonzero(~follows)
-    if len(void):
-        out[void] = _discard(hand[void], legal[void], trick[void], led_suit[void],
-                             beaters[void], played[void], hearts, trump_hearts)
-    return out
+    losers = legal ^ winners
+    heart_trick = (trick & _HEARTS) != 0  # (N,) (a heart lead is in the trick too)
+    take = heart_trick & (winners != 0)  # win it: lowest winner when last, else highest
+    duck_high = (losers != 0) & (led_suit != C.HEARTS)  # the highest card that loses
+    pool = np.where(take, winners, np.where(duck_high, losers, legal))  # else: the lowest
+    high = np.where(take, ~last, duck_high)
+    void = (legal & _SUIT.take(led_suit.astype(np.intp))) == 0  # (N,) cannot follow suit
+    if void.any():  # shed the lowest card of the shortest plain suit (all hearts: lowest)
+        key = np.minimum(_shortest_key(legal, C.CLUBS), _shortest_key(legal, C.DIAMONDS))
+        key = np.minimum(key, _shortest_key(legal, C.SPADES), out=key)  # (N,) uint8
+        shed = legal & _SHORTEST_KEY.take(key)
+        if trump_hearts:  # ruff a trick holding hearts with the lowest winning heart
+            ruff = legal & beaters & _HEARTS
+            shed = np.where(heart_trick & (ruff != 0), ruff, shed)
+        pool = np.where(void, shed, pool)
+        high &= ~void
+    return _pick(pool, high)
 
 
-def _discard(hand, legal, trick, led_suit, beaters, played, hearts, trump_hearts):
-    """(N,) the card to play when void in the led suit."""
-    if hearts:
-        queen = (legal & _QS_BIT) != 0
-        tops = legal & np.where((played & _QS_BIT) == 0, _TOP_SPADES, _ZERO)  # while QS is out
-        hearts_held = legal & _HEARTS
-        out = np.where(queen, _QS, C.highest_card(np.where(tops != 0, tops, hearts_held)))
-        rest = np.flatnonzero(~queen & (tops == 0) & (hearts_held == 0))  # none of those
-        if len(rest):
-            out[rest] = _highest_by_rank(legal[rest])
-        return out
-    plain = legal & ~_HEARTS
-    lengths = _suit_lengths(plain)  # (N, 4), hearts 0
-    shortest = np.argmin(np.where(lengths == 0, 1000, lengths), axis=1)
-    shed = np.where(plain != 0, _lowest_of_suit(plain, shortest), C.lowest_card(legal))
-    if trump_hearts:
-        ruff = legal & beaters & _HEARTS
-        worth = (trick & _HEARTS) != 0
-        shed = np.where(worth & (ruff != 0), C.lowest_card(ruff), shed)
-    return shed
+def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts):
+    """(N,) the card to play to a trick that has been led, in Hearts."""
+    _, beaters = trick_best(trick, led_suit, trump_hearts)
+    losers = legal & ~beaters
+    ducks = losers != 0  # (N,) the highest card that still loses
+    # Else the highest when last in a trick without points, the lowest otherwise; QS last.
+    high = ducks | (last & ((trick & _POINTS) == 0))
+    pool = np.where(ducks, losers, legal & ~_QS_BIT)
+    pool = np.where(pool != 0, pool, legal)  # only QS is legal
+    void = (legal & _SUIT.take(led_suit.astype(np.intp))) == 0  # (N,) cannot follow suit
+    if void.any():  # QS; AS/KS while QS is out; the highest heart; the highest rank
+        dump = legal & _QS_BIT
+        tops = legal & np.where((played & _QS_BIT) == 0, _TOP_SPADES, _ZERO)
+        dump = np.where(dump != 0, dump, tops)
+        dump = np.where(dump != 0, dump, legal & _HEARTS)
+        if (void & (dump == 0)).any():
+            dump = np.where(dump != 0, dump, _highest_by_rank(legal))
+        pool = np.where(void, dump, pool)
+        high |= void
+    return _pick(pool, high)
 
 
 def greedy_bid(hand: np.ndarray) -> np.ndarray:

@@ -21,6 +21,8 @@ passing and no cursed-suit phase, see ``agents.search.rollout_rules``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from agents.greedy import greedy_bid, greedy_play
@@ -68,22 +70,32 @@ def greedy_moves(engine: Engine) -> np.ndarray:
     """(B,) int64 the greedy move of every game's seat to act (0 where the match is over)."""
     st, rules = engine.state, engine.rules
     b, p = engine.batch_size, rules.num_players
-    at = np.arange(b) * p + st.current_player  # (B,) flat index of the seat to act
-    hand = st.hands.reshape(-1)[at]  # (B,) uint64
-    phase = st.phase
-    moves = np.zeros(b, np.int64)
-    playing = phase == Phase.PLAY
-    if playing.all():
+    hand = st.hands.reshape(-1).take(_row_starts(b, p) + st.current_player)  # (B,) uint64
+    playing = st.phase == _PLAY  # (B,)
+    if playing.all():  # a rollout's play phase: no row to pick
         moves = greedy_play(hand, st.legal, st.trick_mask, st.led_suit,
                             st.trick_size == p - 1, st.played, hearts=rules.is_hearts,
                             trump_hearts=rules.trump_hearts)
-    elif playing.any():
+        return np.maximum(moves, 0, out=moves)
+    moves = np.zeros(b, np.int64)
+    if playing.any():
         rows = np.flatnonzero(playing)
         moves[rows] = greedy_play(hand[rows], st.legal[rows], st.trick_mask[rows],
                                   st.led_suit[rows], st.trick_size[rows] == p - 1,
                                   st.played[rows], hearts=rules.is_hearts,
                                   trump_hearts=rules.trump_hearts)
-    bidding = np.flatnonzero(phase == Phase.BID)
+    bidding = np.flatnonzero(st.phase == _BID)
     if len(bidding):
         moves[bidding] = PHASE_ACTION_OFFSET[Phase.BID] + greedy_bid(hand[bidding])
-    return np.maximum(moves, 0)
+    return np.maximum(moves, 0, out=moves)
+
+
+_PLAY, _BID = int(Phase.PLAY), int(Phase.BID)  # plain ints: an enum costs more per compare
+
+
+@functools.lru_cache(maxsize=16)
+def _row_starts(batch: int, players: int) -> np.ndarray:
+    """(batch,) int64 flat index of each game's seat 0 in a (batch, players) array."""
+    starts = np.arange(batch) * players
+    starts.flags.writeable = False
+    return starts
