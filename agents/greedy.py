@@ -53,7 +53,6 @@ _QS = C.QUEEN_OF_SPADES
 _QS_BIT = np.uint64(1 << _QS)
 _TOP_SPADES = np.uint64(C.mask_of(C.parse_cards("KS AS")))
 _POINTS = _HEARTS | _QS_BIT  # Hearts' penalty cards
-_ZERO = np.uint64(0)
 _FROM_TEN = np.uint64(C.mask_of(C.parse_cards("TH JH QH KH AH")))
 _OTHER_ACES = np.uint64(C.mask_of(C.parse_cards("AC AD AS")))
 _HIGH = np.uint64(C.mask_of([13 * s + r for s in range(4) for r in range(9, 13)]))  # J..A
@@ -120,16 +119,22 @@ def _pick(cards: np.ndarray, high: np.ndarray) -> np.ndarray:
     return C.highest_card(np.where(high, cards, cards & np.negative(cards)))  # x & -x: lowest bit
 
 
+def _top_rank_cards_table() -> np.ndarray:
+    """(8192,) uint64: for each set of ranks (bit r = rank r), the cards of its highest rank."""
+    top_rank = np.maximum(C.highest_card(np.arange(8192, dtype=np.uint64)), 0)
+    return np.array([C.mask_of(range(r, 52, 13)) for r in range(13)], np.uint64)[top_rank]
+
+
+_TOP_RANK_CARDS = _top_rank_cards_table()  # 64 KB
+
+
 def _highest_by_rank(cards: np.ndarray) -> np.ndarray:
     """(N,) uint64 for each non-empty set, its cards of the highest rank held (so that its
     highest card is that rank's highest suit)."""
-    ranks = cards | cards >> np.uint64(13)  # (N,) rank r of any suit at bit r (and above)
-    ranks |= ranks >> np.uint64(26)
+    ranks = cards | cards >> np.uint64(26)  # (N,) rank r of any suit at bit r or 13 + r
+    ranks |= ranks >> np.uint64(13)
     ranks &= np.uint64(0x1FFF)
-    return cards & _RANK_CARDS.take(C.highest_card(ranks))
-
-
-_RANK_CARDS = np.array([C.mask_of(range(r, 52, 13)) for r in range(13)], np.uint64)  # (13,)
+    return cards & _TOP_RANK_CARDS.take(ranks.view(np.int64))
 
 
 def trick_best(trick: np.ndarray, led_suit: np.ndarray, trump_hearts: bool
@@ -148,7 +153,12 @@ def trick_best(trick: np.ndarray, led_suit: np.ndarray, trump_hearts: bool
         beat it, from the engine's strength table.
     """
     led_suit = led_suit.astype(np.intp)
-    led_cards = _SUIT.take(led_suit)  # (N,)
+    return _trick_best(trick, led_suit, _SUIT.take(led_suit), trump_hearts)
+
+
+def _trick_best(trick, led_suit, led_cards, trump_hearts):
+    """``trick_best`` given ``led_suit`` (N,) intp and ``led_cards`` (N,) uint64, the led
+    suit's 13 cards, which the caller also uses."""
     if trump_hearts:
         led_cards = np.where((trick & _HEARTS) != 0, _HEARTS, led_cards)
     best = C.highest_card(trick & led_cards)
@@ -195,10 +205,11 @@ def _lead_smoorverliefd(hand, legal, played):
     key = np.minimum(_longest_key(legal, C.CLUBS), _longest_key(legal, C.DIAMONDS))
     key = np.minimum(key, _longest_key(legal, C.SPADES), out=key)  # (N,) uint8
     low_lead = legal & _LONGEST_KEY.take(key)
+    low_lead &= np.negative(low_lead)  # its lowest card (x & -x keeps the lowest bit)
     hearts_held = legal & _HEARTS
     # The unseen hearts and mine are disjoint sets, so the larger number holds the top heart.
     safe = hearts_held > (_HEARTS & ~(hand | played))
-    return _pick(np.where(safe, hearts_held, low_lead), safe)
+    return C.highest_card(np.where(safe, hearts_held, low_lead))
 
 
 def _lead_hearts(hand, legal, played):
@@ -215,7 +226,9 @@ def _lead_hearts(hand, legal, played):
 
 def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts):
     """(N,) the card to play to a trick that has been led, in Smoorverliefd."""
-    _, beaters = trick_best(trick, led_suit, trump_hearts)
+    led_suit = led_suit.astype(np.intp)
+    led_cards = _SUIT.take(led_suit)  # (N,) uint64
+    _, beaters = _trick_best(trick, led_suit, led_cards, trump_hearts)
     winners = legal & beaters
     losers = legal ^ winners
     heart_trick = (trick & _HEARTS) != 0  # (N,) (a heart lead is in the trick too)
@@ -223,7 +236,7 @@ def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hear
     duck_high = (losers != 0) & (led_suit != C.HEARTS)  # the highest card that loses
     pool = np.where(take, winners, np.where(duck_high, losers, legal))  # else: the lowest
     high = np.where(take, ~last, duck_high)
-    void = (legal & _SUIT.take(led_suit.astype(np.intp))) == 0  # (N,) cannot follow suit
+    void = (legal & led_cards) == 0  # (N,) cannot follow suit
     if void.any():  # shed the lowest card of the shortest plain suit (all hearts: lowest)
         key = np.minimum(_shortest_key(legal, C.CLUBS), _shortest_key(legal, C.DIAMONDS))
         key = np.minimum(key, _shortest_key(legal, C.SPADES), out=key)  # (N,) uint8
@@ -238,17 +251,19 @@ def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hear
 
 def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts):
     """(N,) the card to play to a trick that has been led, in Hearts."""
-    _, beaters = trick_best(trick, led_suit, trump_hearts)
+    led_suit = led_suit.astype(np.intp)
+    led_cards = _SUIT.take(led_suit)  # (N,) uint64
+    _, beaters = _trick_best(trick, led_suit, led_cards, trump_hearts)
     losers = legal & ~beaters
     ducks = losers != 0  # (N,) the highest card that still loses
     # Else the highest when last in a trick without points, the lowest otherwise; QS last.
     high = ducks | (last & ((trick & _POINTS) == 0))
     pool = np.where(ducks, losers, legal & ~_QS_BIT)
     pool = np.where(pool != 0, pool, legal)  # only QS is legal
-    void = (legal & _SUIT.take(led_suit.astype(np.intp))) == 0  # (N,) cannot follow suit
+    void = (legal & led_cards) == 0  # (N,) cannot follow suit
     if void.any():  # QS; AS/KS while QS is out; the highest heart; the highest rank
         dump = legal & _QS_BIT
-        tops = legal & np.where((played & _QS_BIT) == 0, _TOP_SPADES, _ZERO)
+        tops = legal & ((played & _QS_BIT) ^ _QS_BIT) * np.uint64(6)  # QS's bit * 6: AS, KS
         dump = np.where(dump != 0, dump, tops)
         dump = np.where(dump != 0, dump, legal & _HEARTS)
         if (void & (dump == 0)).any():
