@@ -83,13 +83,31 @@ def _suit_lengths(cards: np.ndarray) -> np.ndarray:
 
 
 # The play rules pick a suit by its length (the longest or shortest non-empty one, ties
-# to the lowest suit) and a card inside a set, without any (N, 4) array: numpy is slow
-# along a short inner axis. Each suit gets a uint8 key per row, the smallest key wins,
-# and the key's low two bits are its suit: `(length - 1) * 4 + suit` for the shortest
-# (an empty suit wraps round to 252 + suit), `(13 - length) * 4 + suit` for the longest
-# (an empty suit scores 52 + suit). Hearts' lead adds a class in bits 6-7 (64: spades
-# kept back, 128: hearts), which an empty suit's key (252..255) already has.
+# to the lowest suit) without any (N, 4) array: numpy is slow along a short inner axis,
+# so the suits are rows of a (k, N) array. Each suit gets a uint8 key per set, the
+# smallest key wins, and the key's low two bits are its suit: `(length - 1) * 4 + suit`
+# for the shortest (an empty suit wraps round to 252 + suit), `(13 - length) * 4 + suit`
+# for the longest (an empty suit scores 52 + suit). Hearts' lead adds a class in bits
+# 6-7 (64: spades kept back, 128: hearts), which an empty suit's key (252..255) has.
 _U8_4 = np.uint8(4)
+_PLAIN_SUITS, _ALL_SUITS = np.array([C.CLUBS, C.DIAMONDS, C.SPADES]), np.arange(4)
+_PLAIN_CARDS, _ALL_CARDS = _SUIT[_PLAIN_SUITS, None], _SUIT[:, None]  # (3, 1), (4, 1) uint64
+_PLAIN_SHORTEST = (252 + _PLAIN_SUITS[:, None]).astype(np.uint8)  # (3, 1) wraps round
+_ALL_SHORTEST = (252 + _ALL_SUITS[:, None]).astype(np.uint8)  # (4, 1)
+_PLAIN_LONGEST = (52 + _PLAIN_SUITS[:, None]).astype(np.uint8)  # (3, 1)
+_HEARTS_LAST = np.where(_ALL_SUITS == C.HEARTS, 128, 0).astype(np.uint8)[:, None]  # (4, 1)
+
+
+def _suit_keys(cards: np.ndarray, suit_cards: np.ndarray, offsets: np.ndarray,
+               longest: bool = False) -> np.ndarray:
+    """(k, N) uint8 the key of each of k suits (``suit_cards`` (k, 1) uint64 their cards,
+    ``offsets`` (k, 1) uint8 252 + suit for the shortest, 52 + suit for the longest) in
+    each of the (N,) uint64 sets."""
+    four_lengths = np.bitwise_count(cards & suit_cards)  # (k, N) uint8
+    four_lengths *= _U8_4
+    if longest:
+        return np.subtract(offsets, four_lengths, out=four_lengths)
+    return np.add(four_lengths, offsets, out=four_lengths)
 
 
 def _key_table(first_empty: int) -> np.ndarray:
@@ -101,16 +119,6 @@ def _key_table(first_empty: int) -> np.ndarray:
 
 
 _SHORTEST_KEY, _LONGEST_KEY = _key_table(252), _key_table(52)
-
-
-def _shortest_key(cards: np.ndarray, suit: int) -> np.ndarray:
-    """(N,) uint8 key of ``suit`` in each set for "the shortest non-empty suit"."""
-    return np.bitwise_count(cards & _SUIT[suit]) * _U8_4 + np.uint8(252 + suit)
-
-
-def _longest_key(cards: np.ndarray, suit: int) -> np.ndarray:
-    """(N,) uint8 key of ``suit`` in each set for "the longest non-empty suit"."""
-    return np.uint8(52 + suit) - np.bitwise_count(cards & _SUIT[suit]) * _U8_4
 
 
 def _pick(cards: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -202,8 +210,7 @@ def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit
 def _lead_smoorverliefd(hand, legal, played):
     """(N,) the card to lead in Smoorverliefd: the highest heart if no unseen heart beats
     it, else the lowest card of the longest plain suit (of any suit if all are hearts)."""
-    key = np.minimum(_longest_key(legal, C.CLUBS), _longest_key(legal, C.DIAMONDS))
-    key = np.minimum(key, _longest_key(legal, C.SPADES), out=key)  # (N,) uint8
+    key = _suit_keys(legal, _PLAIN_CARDS, _PLAIN_LONGEST, longest=True).min(axis=0)  # (N,)
     low_lead = legal & _LONGEST_KEY.take(key)
     low_lead &= np.negative(low_lead)  # its lowest card (x & -x keeps the lowest bit)
     hearts_held = legal & _HEARTS
@@ -217,11 +224,10 @@ def _lead_hearts(hand, legal, played):
     after the other plain suits while QS is out and I hold QS, KS or AS, hearts last."""
     queen_out = (played & _QS_BIT) == 0
     keep_spades = queen_out & ((hand & (_TOP_SPADES | _QS_BIT)) != 0)  # (N,) bool
-    key = np.minimum(_shortest_key(legal, C.CLUBS), _shortest_key(legal, C.DIAMONDS))
-    np.minimum(key, _shortest_key(legal, C.HEARTS) | np.uint8(128), out=key)
-    np.minimum(key, _shortest_key(legal, C.SPADES) | keep_spades.view(np.uint8) * np.uint8(64),
-               out=key)  # (N,) uint8
-    return C.lowest_card(legal & _SHORTEST_KEY.take(key))
+    keys = _suit_keys(legal, _ALL_CARDS, _ALL_SHORTEST)  # (4, N) uint8
+    keys |= _HEARTS_LAST
+    keys[C.SPADES] |= keep_spades.view(np.uint8) * np.uint8(64)
+    return C.lowest_card(legal & _SHORTEST_KEY.take(keys.min(axis=0)))
 
 
 def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts):
@@ -238,8 +244,7 @@ def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hear
     high = np.where(take, ~last, duck_high)
     void = (legal & led_cards) == 0  # (N,) cannot follow suit
     if void.any():  # shed the lowest card of the shortest plain suit (all hearts: lowest)
-        key = np.minimum(_shortest_key(legal, C.CLUBS), _shortest_key(legal, C.DIAMONDS))
-        key = np.minimum(key, _shortest_key(legal, C.SPADES), out=key)  # (N,) uint8
+        key = _suit_keys(legal, _PLAIN_CARDS, _PLAIN_SHORTEST).min(axis=0)  # (N,) uint8
         shed = legal & _SHORTEST_KEY.take(key)
         if trump_hearts:  # ruff a trick holding hearts with the lowest winning heart
             ruff = legal & beaters & _HEARTS
