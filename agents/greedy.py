@@ -5,8 +5,10 @@ the ``greedy`` agent calls it on what it decodes from its observations
 (``smoor_env.observation.decode``), and the greedy rollout policy of the search
 agents (``agents.rollout``) calls it on the engine's arrays, without building an
 observation. It scores nothing card by card: every rule is a few operations on
-(N,) arrays of card sets, so a greedy rollout ply costs about as much as the
-engine step it feeds.
+(N,) arrays of card sets (suits compared as rows of a (k, N) array, never along a
+short inner axis, and one ``highest_card`` per decision), so a greedy rollout ply
+costs under twice a random one (README, "rollout ply"; ``tests/test_greedy_snapshot.py``
+pins the moves).
 
 Smoorverliefd (collect hearts):
 
@@ -123,7 +125,7 @@ _SHORTEST_KEY, _LONGEST_KEY = _key_table(252), _key_table(52)
 
 def _pick(cards: np.ndarray, high: np.ndarray) -> np.ndarray:
     """(N,) int64 the highest card of each (N,) uint64 set where ``high`` (N,) bool, else
-    its lowest (-1 where empty): every rule ends here, with one ``highest_card``."""
+    its lowest (-1 where empty): every follow rule ends here, with one ``highest_card``."""
     return C.highest_card(np.where(high, cards, cards & np.negative(cards)))  # x & -x: lowest bit
 
 
