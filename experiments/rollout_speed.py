@@ -3,10 +3,11 @@
 A ply is one move of every game of a batch (the rollout policy's choice, then the
 engine step), timed over whole rounds from fresh deals. The policies alternate
 round by round in one process, so the ratio greedy / random compares them under
-the same conditions on a shared, noisy machine.
+the same conditions on a shared, noisy machine; ``--clock cpu`` times this thread's CPU
+time instead of the wall clock, which leaves out the time other jobs hold the core.
 
     python -m experiments.rollout_speed
-    python -m experiments.rollout_speed --batch-sizes 1024 --rounds 4
+    python -m experiments.rollout_speed --batch-sizes 1024 --rounds 4 --clock cpu
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import tyro
@@ -36,6 +38,8 @@ class Args:
     """whole rounds timed per policy and batch size (alternating policies)"""
     seed: int = 0
     """seed of the deals and the policies' generators"""
+    clock: Literal["wall", "cpu"] = "wall"
+    """wall: time.perf_counter; cpu: this thread's CPU time (steadier on a loaded machine)"""
     out: str = "results/rollout_speed.json"
     """where to write the results (JSON)"""
 
@@ -48,15 +52,16 @@ def ply_times(args: Args, rule_set: str, batch: int) -> dict[str, float]:
     spent = dict.fromkeys(policies, 0.0)
     plies = dict.fromkeys(policies, 0)
     rng = np.random.default_rng(args.seed)
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     for r in range(args.rounds):
         for spec, policy in policies.items():
             engine.reset(args.seed + r)  # the same deals for every policy
             st = engine.state
-            t0 = time.perf_counter()
+            t0 = clock()
             while not st.match_over.all():
                 engine.step(policy(engine, rng))
                 plies[spec] += 1
-            spent[spec] += time.perf_counter() - t0
+            spent[spec] += clock() - t0
     return {spec: spent[spec] / plies[spec] for spec in policies}
 
 

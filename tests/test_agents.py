@@ -498,11 +498,13 @@ def test_a_point_card_on_the_first_trick_shows_the_seat_holds_only_points():
     assert voids[1].tolist() == [1, 0, 0, 0]  # 2D: only clubs shown
 
 
-def test_rollout_speed_script_measures_every_policy(tmp_path):
+@pytest.mark.parametrize("clock", ["wall", "cpu"])
+def test_rollout_speed_script_measures_every_policy(tmp_path, clock):
     from experiments import rollout_speed
 
     rows = rollout_speed.main(["--batch-sizes", "16", "--rounds", "1", "--rule-sets",
-                               "hearts-no-pass", "--out", str(tmp_path / "r.json")])
+                               "hearts-no-pass", "--clock", clock,
+                               "--out", str(tmp_path / "r.json")])
     assert len(rows) == 1 and rows[0]["ratio"]["random"] == 1.0
     assert set(rows[0]["us_per_ply"]) == {"random", "greedy", "greedy:0.2"}
     assert all(v > 0 for v in rows[0]["us_per_ply"].values())
