@@ -267,16 +267,21 @@ def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts):
     high = ducks | (last & ((trick & _POINTS) == 0))
     pool = np.where(ducks, losers, legal & ~_QS_BIT)
     pool = np.where(pool != 0, pool, legal)  # only QS is legal
-    void = (legal & led_cards) == 0  # (N,) cannot follow suit
-    if void.any():  # QS; AS/KS while QS is out; the highest heart; the highest rank
-        dump = legal & _QS_BIT
-        tops = legal & ((played & _QS_BIT) ^ _QS_BIT) * np.uint64(6)  # QS's bit * 6: AS, KS
-        dump = np.where(dump != 0, dump, tops)
-        dump = np.where(dump != 0, dump, legal & _HEARTS)
-        if (void & (dump == 0)).any():
-            dump = np.where(dump != 0, dump, _highest_by_rank(legal))
-        pool = np.where(void, dump, pool)
-        high |= void
+    # The void rows' rules are longer than Smoorverliefd's: on those rows only (faster
+    # at every batch size, measured), QS; else AS/KS while QS is out; else the highest
+    # heart; else the highest rank.
+    void = np.flatnonzero((legal & led_cards) == 0)  # (V,) cannot follow suit
+    if len(void):
+        held = legal[void]  # (V,) uint64
+        queen = held & _QS_BIT
+        # QS's bit * 6 is AS and KS: dumped while QS is neither played nor mine to dump.
+        dump = queen | held & (((played[void] | queen) & _QS_BIT) ^ _QS_BIT) * np.uint64(6)
+        dump = np.where(dump != 0, dump, held & _HEARTS)
+        rest = np.flatnonzero(dump == 0)
+        if len(rest):
+            dump[rest] = _highest_by_rank(held[rest])
+        pool[void] = dump
+        high[void] = True
     return _pick(pool, high)
 
 
