@@ -16,7 +16,26 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 ARGS ?=
 
-.PHONY: venv test test-all lint benchmark notebooks screenshots clean
+# The ray extra pins RLlib's gymnasium (1.2.2), so .venv runs on that version. The
+# environments must work with the newest Gymnasium too: a second, light venv (the core
+# package and the test extra, no torch, no Ray) pinned to the newest release runs the
+# environment tests (test-gym-latest, part of `make test`). Bump GYM_LATEST when Gymnasium
+# releases (`pip index versions gymnasium`); the stamp names the version, so a bump
+# reinstalls.
+GYM_LATEST := 1.4.0
+GYM_VENV   := .venv-gym-latest
+GYM_STAMP  := $(GYM_VENV)/.installed-gymnasium-$(GYM_LATEST)
+# The tests that go through Gymnasium or PettingZoo and need neither torch nor Ray:
+# PettingZoo's api_test, Gymnasium's check_env and the vector env's autoreset, the vector
+# env in worker processes (Gymnasium's shared memory), the environments' errors and
+# fuzzing, and rendering through Gymnasium's wrappers (RenderCollection, RecordVideo).
+GYM_TESTS  := tests/test_aec_env.py tests/test_gym_env.py tests/test_workers.py \
+              tests/test_env_errors.py tests/test_fuzz.py tests/test_render.py
+
+# The Gymnasium version a venv runs: $(call gymnasium_in,VENV).
+gymnasium_in = $$($(1)/bin/python -c 'import gymnasium; print(gymnasium.__version__)')
+
+.PHONY: venv test test-gym-latest test-all lint benchmark notebooks screenshots clean
 
 venv: $(STAMP)
 
@@ -33,6 +52,15 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "==> $(VENV) ready"
 
+$(GYM_STAMP): pyproject.toml
+	@if [ -z "$(PYTHON)" ]; then echo "error: neither python3.11 nor python3 found on PATH" >&2; exit 1; fi
+	@echo "==> creating $(GYM_VENV) with gymnasium==$(GYM_LATEST), without Ray"
+	$(PYTHON) -m venv $(GYM_VENV)
+	$(GYM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(GYM_VENV)/bin/python -m pip install --progress-bar off -e '.[test]' 'gymnasium==$(GYM_LATEST)'
+	@touch $(GYM_STAMP)
+	@echo "==> $(GYM_VENV) ready"
+
 # The replay viewer's browser test drives Debian's chromium (Playwright's own browser
 # download cannot reach its servers from the project's machines): installed only when absent.
 CHROMIUM := /usr/bin/chromium
@@ -46,16 +74,24 @@ $(CHROMIUM):
 test: $(STAMP) | $(CHROMIUM)
 	@echo "==> ruff check ."
 	$(BIN)/ruff check .
-	@echo "==> pytest"
+	@echo "==> pytest in $(VENV), gymnasium $(call gymnasium_in,$(VENV))"
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	@echo "==> make test: OK (ruff clean, all tests passed)"
+	@$(MAKE) --no-print-directory test-gym-latest
+	@echo "==> make test: OK (ruff clean, all tests passed; the environment tests with both Gymnasium versions)"
+
+# The environment tests again with the newest Gymnasium (PYTEST_ARGS are not passed:
+# a -k meant for the whole suite could select nothing here).
+test-gym-latest: $(GYM_STAMP)
+	@echo "==> pytest in $(GYM_VENV), gymnasium $(call gymnasium_in,$(GYM_VENV)): $(GYM_TESTS)"
+	$(GYM_VENV)/bin/python -m pytest $(GYM_TESTS)
 
 test-all: $(STAMP) | $(CHROMIUM)
 	@echo "==> ruff check ."
 	$(BIN)/ruff check .
-	@echo "==> pytest --runslow"
+	@echo "==> pytest --runslow in $(VENV), gymnasium $(call gymnasium_in,$(VENV))"
 	$(BIN)/python -m pytest --runslow $(PYTEST_ARGS)
-	@echo "==> make test-all: OK (ruff clean, all tests including slow passed)"
+	@$(MAKE) --no-print-directory test-gym-latest
+	@echo "==> make test-all: OK (ruff clean, all tests including slow passed; the environment tests with both Gymnasium versions)"
 
 lint: $(STAMP)
 	@echo "==> ruff check ."
@@ -80,5 +116,5 @@ screenshots: $(STAMP) | $(CHROMIUM)
 	$(BIN)/python -m experiments.screenshots
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(GYM_VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

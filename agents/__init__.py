@@ -7,7 +7,7 @@ they are registered here by factories that import them only when the agent is cr
 
 from typing import Any
 
-from agents.base import Agent, agent_names, make_agent, register
+from agents.base import Agent, agent_names, build_agent, make_agent, parse_agent, register
 from agents.greedy import GreedyAgent
 from agents.ismcts import ISMCTSAgent
 from agents.mc import MCAgent
@@ -37,4 +37,4 @@ def _make_rllib(**options: Any) -> Agent:
 
 
 __all__ = ["Agent", "GreedyAgent", "ISMCTSAgent", "MCAgent", "RandomAgent", "agent_names",
-           "make_agent", "register"]
+           "build_agent", "make_agent", "parse_agent", "register"]

@@ -63,6 +63,35 @@ def make_agent(name: str | Agent, **options: Any) -> Agent:
     return _REGISTRY[name](**options)
 
 
+def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
+    """An agent spec as the command lines write it, split into ``make_agent``'s arguments.
+
+    ``"mc:worlds=16,rollout=greedy"`` -> ``("mc", {"worlds": 16, "rollout": "greedy"})``:
+    values become int, float or bool where they read as one, else stay strings.
+    """
+    name, _, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"agent option {item!r} in {spec!r} must be key=value")
+        for convert in (int, float):
+            try:
+                options[key] = convert(value)
+                break
+            except ValueError:
+                continue
+        else:
+            options[key] = {"true": True, "false": False}.get(value.lower(), value)
+    return name, options
+
+
+def build_agent(spec: str) -> Agent:
+    """The agent an agent spec names: ``make_agent(name, **options)`` of ``parse_agent(spec)``."""
+    name, options = parse_agent(spec)
+    return make_agent(name, **options)
+
+
 def pack_mask(mask: np.ndarray) -> np.ndarray:
     """(B, 2) uint64: a (B, 70) legal mask as bits, action a at bit a % 64 of word a // 64."""
     words = np.zeros((len(mask), 2), np.uint64)  # (B, 2): actions 0..63, 64..127

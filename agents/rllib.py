@@ -25,7 +25,7 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module import RLModule
 
-from agents.base import check_mask
+from agents.base import build_agent, check_mask
 
 #: Module id of the trained policy in an RLlib checkpoint written by train_rllib.
 LEARNER = "learner"
@@ -81,8 +81,6 @@ class FixedAgentModule(RLModule):
     ``custom_heuristic_policy`` example seats its heuristic."""
 
     def setup(self) -> None:
-        from experiments.win_rates import build_agent
-
         self.agent = build_agent(self.model_config["agent"])
         self.rng = np.random.default_rng(self.model_config.get("seed", 0))
 

@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 import tyro
 
-from agents import make_agent
-from experiments.win_rates import parse_agent, rules_for
+from agents import make_agent, parse_agent
+from experiments.win_rates import rules_for
 from smoor_env import Engine, Rules
 from smoor_env.observation import observe
 from smoor_env.table import play_tables

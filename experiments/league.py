@@ -45,7 +45,6 @@ import tyro
 
 from experiments.win_rates import (
     CSV_COLUMNS,
-    parse_agent,
     play_deals,
     play_units,
     rules_for,
@@ -221,7 +220,7 @@ def plot_ratings(table: list[dict], args: Args, folder: Path) -> list[Path]:
 # ----------------------------------------------------------------------- run
 def check_args(args: Args) -> None:
     """Refuse a league that cannot be played, before playing anything."""
-    from agents import make_agent
+    from agents import make_agent, parse_agent
 
     if len(set(args.agents)) != len(args.agents):
         raise ValueError(f"the league lists an agent twice: {args.agents}")

@@ -67,8 +67,7 @@ class Session:
     """
 
     def __init__(self, rules: Rules, seed: int, seat: int, agent_specs: list[str]) -> None:
-        from agents import make_agent
-        from experiments.win_rates import parse_agent
+        from agents import make_agent, parse_agent
 
         p = rules.num_players
         if not 0 <= seat < p:

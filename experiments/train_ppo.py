@@ -44,10 +44,9 @@ import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
-from agents import make_agent
+from agents import make_agent, parse_agent
 from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
-from experiments.win_rates import parse_agent
 from smoor_env import Rules
 from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE

@@ -32,7 +32,8 @@ import tyro
 from gymnasium import spaces
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
-from experiments.win_rates import RULE_SETS, build_agent, rules_for
+from agents import build_agent
+from experiments.win_rates import RULE_SETS, rules_for
 
 
 @dataclass

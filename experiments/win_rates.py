@@ -107,33 +107,6 @@ CSV_COLUMNS = ("rule_set", "players", "deal", "rotation", "seat", "agent", "roun
                "round_win", "match_win")
 
 
-def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"mc:worlds=16,rollout=greedy"`` -> ("mc", {"worlds": 16, "rollout": "greedy"})."""
-    name, _, rest = spec.partition(":")
-    options: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"agent option {item!r} in {spec!r} must be key=value")
-        for convert in (int, float):
-            try:
-                options[key] = convert(value)
-                break
-            except ValueError:
-                continue
-        else:
-            options[key] = {"true": True, "false": False}.get(value.lower(), value)
-    return name, options
-
-
-def build_agent(spec: str) -> Any:
-    """The agent an agent spec names (``make_agent(name, **options)``)."""
-    from agents import make_agent
-
-    name, options = parse_agent(spec)
-    return make_agent(name, **options)
-
-
 def rules_for(rule_set: str, players: int, matches: bool):
     from smoor_env import Rules
 
@@ -174,6 +147,7 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
     Returns:
         One row (``CSV_COLUMNS``) per game, seat and finished round, in play order.
     """
+    from agents import build_agent
     from smoor_env import Engine
     from smoor_env.table import play_tables
 
@@ -622,7 +596,7 @@ def check_args(args: Args) -> None:
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in the folder and --overwrite replaces "
                          "it: pass one of them")
-    from agents import agent_names
+    from agents import agent_names, parse_agent
 
     for agent_name, _ in map(parse_agent, args.agents):
         if agent_name not in agent_names():
@@ -799,6 +773,8 @@ def run(args: Args) -> Path:
             which were; ``--resume`` writes the rest). Ctrl-C while playing is not an
             error: the finished chunks are kept and summarised.
     """
+    from agents import build_agent
+
     check_args(args)
     units = plan(args)
     run_folder = RunFolder(args, units)

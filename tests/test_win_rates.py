@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents import parse_agent
 from experiments.win_rates import (
     CSV_COLUMNS,
     Args,
     mean_interval,
-    parse_agent,
     rate_interval,
     run,
 )
