@@ -9,15 +9,18 @@
   ``copy=True`` (a new observation array per step, the default) and
   ``copy=False`` (the environment's own array, for callers that copy it into a
   rollout buffer anyway).
-* Workers: ``SmoorVectorEnv(num_workers=k)`` at each ``--num-envs``, for each
-  ``--workers`` count and observation dtype (float32 and compact int8),
-  ``copy=False``; the configurations take turns, ``--repeats`` rounds, and
-  each round's k-worker figure is divided by the same round's one-worker
-  figure (the scaling), so that a machine shared with other jobs slows both
-  sides of a ratio alike. Besides wall-clock steps/s, the CPU time per learner
-  step of the learner's process (inside ``step()``) and of each worker is
-  read (``/proc``), and what a machine with a free core per process would give
-  is estimated from it: N / (the busiest worker's CPU time + the learner's).
+* Workers: ``SmoorVectorEnv(num_workers=k)`` (``copy=False``) and the SB3
+  adapter (``make_sb3_vec_env(..., num_workers=k)``, which copies and restarts
+  ended games in the same step; if SB3 is installed) at each ``--num-envs``,
+  for each ``--workers`` count and observation dtype (float32 and compact
+  int8); the configurations take turns, ``--repeats`` rounds, and each round's
+  k-worker figure is divided by the same round's one-worker figure (the
+  scaling), so that a machine shared with other jobs slows both sides of a
+  ratio alike. Besides wall-clock steps/s, the CPU time per learner step of the
+  learner's process (inside ``step()``, and inside its own block of games) and
+  of each worker is read (``/proc``), and what a machine with a free core per
+  process would give is estimated from it: N / (the slower of the learner's
+  block and the busiest worker + the learner's CPU time outside its block).
 * PettingZoo's ``texas_holdem_v4`` (rlcard and pygame, in the ``bench`` extra)
   is measured with the same loop in the same run, for comparison; both
   environments also without PettingZoo's standard wrappers (``raw_env``), which
@@ -37,6 +40,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pettingzoo
@@ -123,24 +127,69 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def worker_steps_per_second(num_envs: int, num_workers: int, obs_dtype: str, seconds: float,
-                            seed: int) -> dict:
-    """Learner steps/s of ``SmoorVectorEnv(num_workers=...)`` (``copy=False``, random
-    opponents and learner), wall clock and from CPU times (see the module docstring)."""
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=RandomAgent(),
-                          copy=False, obs_dtype=obs_dtype, num_workers=num_workers)
+class _CpuTimer:
+    """Wraps a block's methods (instance attributes) to add up the CPU seconds the
+    learner's process spends in its own block of games."""
+
+    def __init__(self, block: Any) -> None:
+        self.seconds = 0.0
+        for name in ("step", "restart", "masks", "observations"):
+            setattr(block, name, self._timed(getattr(block, name)))
+
+    def _timed(self, method: Any) -> Any:
+        def timed(*args: Any) -> Any:
+            start = time.process_time()
+            try:
+                return method(*args)
+            finally:
+                self.seconds += time.process_time() - start
+        return timed
+
+
+def _make_envs(api: str, num_envs: int, num_workers: int, obs_dtype: str) -> Any:
+    """The vector env of a worker row: ``SmoorVectorEnv`` (``copy=False``) or the SB3
+    adapter (``make_sb3_vec_env``, which copies), random opponents, 4-player Smoorverliefd."""
+    options = {"opponents": RandomAgent(), "obs_dtype": obs_dtype, "num_workers": num_workers}
+    if api == "sb3":
+        from smoor_env.sb3 import make_sb3_vec_env  # SB3 is optional (the rl extra)
+
+        return make_sb3_vec_env("smoor_env/Smoorverliefd-v0", num_envs, monitor=False,
+                                rules=Rules(), **options)
+    return SmoorVectorEnv(num_envs=num_envs, rules=Rules(), copy=False, **options)
+
+
+def worker_steps_per_second(api: str, num_envs: int, num_workers: int, obs_dtype: str,
+                            seconds: float, seed: int) -> dict:
+    """Learner steps/s of the ``api`` (``"gymnasium"`` or ``"sb3"``) vector env with
+    ``num_workers``, random opponents and learner, wall clock and from CPU times (see the
+    module docstring)."""
+    envs = _make_envs(api, num_envs, num_workers, obs_dtype)
+    vector_env = envs.vector_env if api == "sb3" else envs
     try:
         rng = np.random.default_rng(seed)
-        _, info = envs.reset(seed=seed)
-        pids = [p.pid for p in envs._pool.processes] if envs._pool is not None else []
+        if api == "sb3":
+            envs.seed(seed)
+            envs.reset()
+
+            def step(actions: np.ndarray) -> np.ndarray:
+                envs.step(actions)
+                return envs.action_masks()
+        else:
+            _, info = envs.reset(seed=seed)
+
+            def step(actions: np.ndarray) -> np.ndarray:
+                return envs.step(actions)[4]["action_mask"]
+        pool = vector_env._pool
+        pids = [p.pid for p in pool.processes] if pool is not None else []
+        block = _CpuTimer(pool._local) if pool is not None else None
         workers_before = [_cpu_seconds(pid) for pid in pids]
+        mask = vector_env.action_masks()
         steps, in_step, cpu_in_step = 0, 0.0, 0.0
         start = time.perf_counter()
         while steps == 0 or time.perf_counter() - start < seconds:
-            mask = info["action_mask"]
             actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
             t0, c0 = time.perf_counter(), time.process_time()
-            _, _, _, _, info = envs.step(actions)
+            mask = step(actions)
             in_step += time.perf_counter() - t0
             cpu_in_step += time.process_time() - c0
             steps += 1
@@ -149,21 +198,26 @@ def worker_steps_per_second(num_envs: int, num_workers: int, obs_dtype: str, sec
                    for pid, before in zip(pids, workers_before, strict=True)]
     finally:
         envs.close()
-    busiest = max(workers, default=0.0)
+    # A free core for each process: a step lasts as long as the slower of the learner's
+    # own block and the busiest worker, plus the learner's part outside its block (the
+    # actions in, the shared outputs read, the pipes); in one process, its CPU time.
+    own_block = block.seconds if block is not None else cpu_in_step
+    outside_block = cpu_in_step - own_block
+    free_cores = max([own_block, *workers]) + outside_block
     return {"learner_steps_per_s": steps * num_envs / elapsed,
             "learner_steps_per_s_in_step": steps * num_envs / in_step,
             "learner_cpu_ms_per_step": 1e3 * cpu_in_step / steps,
+            "learner_outside_block_cpu_ms_per_step": 1e3 * outside_block / steps,
             "worker_cpu_ms_per_step": [1e3 * w / steps for w in workers],
-            # A free core for each process: the step lasts as long as the busiest
-            # worker plus the learner's own part (or the learner alone, one process).
-            "learner_steps_per_s_free_cores": steps * num_envs / (busiest + cpu_in_step)}
+            "learner_steps_per_s_free_cores": steps * num_envs / free_cores}
 
 
 def worker_rows(args: Args) -> list[dict]:
-    """The worker table: every (num_envs, workers, dtype) in turn, ``repeats`` rounds;
-    medians, and each round's scaling over the same round's one-worker figure."""
-    configs = [(n, k, dtype) for n in args.num_envs for dtype in ("float32", "int8")
-               for k in args.workers]
+    """The worker table: every (api, num_envs, workers, dtype) in turn, ``repeats``
+    rounds; medians, and each round's scaling over the same round's one-worker figure."""
+    apis = ["gymnasium"] + (["sb3"] if _has_sb3() else [])
+    configs = [(api, n, k, dtype) for api in apis for n in args.num_envs
+               for dtype in ("float32", "int8") for k in args.workers]
     runs: dict[tuple, list[dict]] = {c: [] for c in configs}
     for _ in range(args.repeats):
         for config in configs:
@@ -171,17 +225,20 @@ def worker_rows(args: Args) -> list[dict]:
     rows = []
     keys = ("learner_steps_per_s", "learner_steps_per_s_in_step",
             "learner_steps_per_s_free_cores")
-    for (n, k, dtype), results in runs.items():
-        row = {"env": f"SmoorVectorEnv num_envs={n} obs_dtype={dtype} num_workers={k}"}
-        for key in (*keys, "learner_cpu_ms_per_step"):
+    for (api, n, k, dtype), results in runs.items():
+        name = "SmoorVectorEnv" if api == "gymnasium" else "make_sb3_vec_env"
+        row = {"env": f"{name} num_envs={n} obs_dtype={dtype} num_workers={k}"}
+        for key in (*keys, "learner_cpu_ms_per_step", "learner_outside_block_cpu_ms_per_step"):
             row[key] = float(np.median([r[key] for r in results]))
-        one = runs.get((n, 1, dtype))
+        row["worker_cpu_ms_per_step"] = np.median(
+            [r["worker_cpu_ms_per_step"] for r in results], axis=0).tolist()
+        one = runs.get((api, n, 1, dtype))
         if one is not None:
             for key in keys:  # round by round, then the median
                 row[f"scaling_{key}"] = float(np.median(
                     [r[key] / o[key] for r, o in zip(results, one, strict=True)]))
         rows.append(row)
-        print(f"vector env, num_envs={n:6d}, {dtype:7}, {k} worker(s): "
+        print(f"{name}, num_envs={n:6d}, {dtype:7}, {k} worker(s): "
               f"{row['learner_steps_per_s']:10,.0f} learner steps/s "
               f"({row['learner_steps_per_s_in_step']:,.0f} in step(); "
               f"{row['learner_steps_per_s_free_cores']:,.0f} with a free core each)"
@@ -189,6 +246,16 @@ def worker_rows(args: Args) -> list[dict]:
                  f"x{row['scaling_learner_steps_per_s_free_cores']:.2f} free cores, "
                  f"over 1 worker" if one is not None and k != 1 else ""), flush=True)
     return rows
+
+
+def _has_sb3() -> bool:
+    """Whether Stable-Baselines3 (the ``rl`` extra) is installed; its rows need it."""
+    try:
+        importlib.import_module("stable_baselines3")
+    except ImportError:
+        print("the SB3 adapter's rows not measured (stable_baselines3 missing: the rl extra)")
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,8 +22,9 @@
   choice there (log-probability 0, no gradient). ``restart(games)`` restarts
   chosen sub-environments at once instead (the same-step autoreset of
   ``smoor_env.sb3``, the Stable-Baselines3 adapter).
-  ``num_workers=k`` splits the sub-environments over k processes writing into
-  shared memory (``smoor_env.workers``), with the same results for every k;
+  ``num_workers=k`` splits the sub-environments over k processes (this one and
+  k-1 workers) writing into shared memory (``smoor_env.workers``), with the same
+  results for every k;
   ``obs_dtype="int8"`` gives compact observations (``smoor_env.observation``).
 
 Observations are the learner's ``observation`` vector (see
@@ -377,15 +378,17 @@ class SmoorVectorEnv(VectorEnv):
         obs_dtype: ``"float32"`` (default) or ``"int8"``: compact observations, a quarter
             of the bytes, with the scaling of ``smoor_env.observation`` (multiply by
             ``observation.compact_scale()`` to get the float32 values back).
-        num_workers: k processes (``smoor_env.workers``), each stepping about N / k of
-            the sub-environments in its own engine with its own copy of the opponents,
-            writing observations, masks and rewards into shared memory. 1 (the default):
-            everything in this process. The results are the same for every k (each
+        num_workers: k processes stepping games (``smoor_env.workers``): this one and
+            k-1 worker processes, each stepping about N / k of the sub-environments in
+            its own engine with its own copy of the opponents, writing observations,
+            masks and rewards into shared memory. 1 (the default): everything in this
+            process, no shared memory. The results are the same for every k (each
             sub-environment's games and opponents' random draws come from its own
             streams), except for opponents that draw other than one uniform row per game
-            (Monte Carlo's worlds: see ``smoor_env.streams``). With workers, ``engine``
-            is None (the engines live in the workers), and each worker has its own copy
-            of the opponents: later changes to them here do not reach it.
+            (Monte Carlo's worlds: see ``smoor_env.streams``). With k > 1, ``engine``
+            is None (each block has its own), and every block, this process's too,
+            plays a copy of the opponents made at construction: later changes to them
+            here do not reach it.
         context: the workers' ``multiprocessing`` start method (default: the platform's).
     """
 

@@ -54,7 +54,9 @@ def make_sb3_vec_env(env_id: str, num_envs: int, monitor: bool = True,
         num_envs: the number of environments (games in the engine's batch).
         monitor: wrap the adapter in SB3's ``VecMonitor`` (episode returns in the logs).
         kwargs: ``SmoorVectorEnv`` arguments: rules fields (``num_players=3``),
-            ``opponents``, ``learner_seat``, ``reward_mode``, ``illegal_action``, ...
+            ``opponents``, ``learner_seat``, ``reward_mode``, ``illegal_action``,
+            ``num_workers`` (the games over k processes, the same results for every k),
+            ``obs_dtype``, ...
 
     Returns:
         ``SB3VecEnv`` (in a ``VecMonitor`` if ``monitor``).

@@ -1,28 +1,36 @@
 """Worker processes for the vector environment: its games split over k processes.
 
-``SmoorVectorEnv(num_workers=k)`` hands its games to a ``WorkerPool``: worker w
-runs sub-environments ``bounds[w] .. bounds[w + 1] - 1`` in its own batched
-engine, with its own opponents, and writes their observations, masks, rewards
+``SmoorVectorEnv(num_workers=k)`` hands its games to a ``WorkerPool``: block w
+(sub-environments ``bounds[w] .. bounds[w + 1] - 1``) runs in its own batched
+engine, with its own opponents, and writes its observations, masks, rewards
 and flags straight into one shared-memory array per field (Gymnasium's
 ``gymnasium.vector.utils.create_shared_memory``, as its ``AsyncVectorEnv``
 with ``shared_memory=True``), which the learner's process reads without
 copying; the learner's actions go the other way through a shared array too.
+Block 0 runs in the learner's process itself, blocks 1 .. k-1 in k-1 worker
+processes: k processes step games, so that k cores are busy during a step
+instead of k workers and a learner that only waits (on a 2-core machine, 2
+processes rather than 3 competing for the cores).
+
 Each step is one short message each way per worker on a pipe (a few tens of
 microseconds): the learner writes the actions, sends every worker "step",
-and waits for every worker's "done" (or its death) with
-``multiprocessing.connection.wait``, so that k workers step their games at
-the same time and the learner's process only waits.
+steps block 0, then waits for every worker's "done" (or its death) with
+``multiprocessing.connection.wait``, by which time the workers, which started
+at the same moment, have usually finished.
 
 A worker that raises sends its exception and traceback back, and the learner's
 process raises ``WorkerError`` with them; a worker that dies (killed, out of
 memory) is noticed through its process sentinel and reported the same way;
-neither hangs. After either, the pool is shut down. ``close()`` stops every
-worker (asking first, then terminating one that does not stop) and joins it.
+neither hangs. Block 0 raising in the learner's process is reported as a
+``WorkerError`` too. After any of these, the pool is shut down (its blocks no
+longer agree on how far their games went). ``close()`` stops every worker
+(asking first, then terminating one that does not stop) and joins it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import multiprocessing as mp
 import pickle
 import signal
@@ -40,7 +48,8 @@ CLOSE_TIMEOUT = 5.0
 
 
 class WorkerError(RuntimeError):
-    """A worker process raised or died; the message names it, its games and the cause."""
+    """A block of games failed (its worker raised or died, or block 0 raised in the
+    learner's process); the message names it, its games and the cause."""
 
 
 class Block(Protocol):
@@ -75,14 +84,28 @@ def shared_space(observation_space: spaces.Box, num_actions: int) -> spaces.Dict
     })
 
 
-def _write_outputs(block: Block, mine: dict[str, np.ndarray],
-                   outputs: tuple[Any, Any, Any] | None) -> None:
-    """Masks, observations and (unless None) a step's rewards, terminated and illegal
-    flags into this worker's rows."""
+def _serve(block: Block, mine: dict[str, np.ndarray], command: str, argument: Any) -> None:
+    """Run ``command`` on ``block`` and write its outputs into its rows ``mine`` of the
+    shared arrays: masks, observations and (reset, step) rewards and flags."""
+    if command == "reset":
+        block.reset(argument)
+        outputs: tuple[Any, Any, Any] | None = (0.0, False, False)
+    elif command == "step":
+        outputs = block.step(mine["action"])
+    elif command == "restart":
+        block.restart(mine["restart"])
+        outputs = None
+    else:
+        raise ValueError(f"unknown command {command!r}")
     if outputs is not None:
         mine["reward"][:], mine["terminated"][:], mine["illegal_action"][:] = outputs
     mine["action_mask"][:] = block.masks()
     block.observations()  # brings every row of the shared observations up to date
+
+
+def _rows(arrays: dict[str, np.ndarray], first: int, stop: int) -> dict[str, np.ndarray]:
+    """A block's rows ``first .. stop - 1`` of every shared array (views)."""
+    return {name: array[first:stop] for name, array in arrays.items()}
 
 
 def _worker(conn: Connection, learner_ends: list[Connection], shared: Any, space: spaces.Dict,
@@ -94,8 +117,7 @@ def _worker(conn: Connection, learner_ends: list[Connection], shared: Any, space
     for end in learner_ends:
         end.close()
     try:
-        arrays = read_from_shared_memory(space, shared, num_envs)
-        mine = {name: array[first:first + count] for name, array in arrays.items()}
+        mine = _rows(read_from_shared_memory(space, shared, num_envs), first, first + count)
         block = make_block(first, count, mine["observation"])
         conn.send(("ready", None))
     except Exception as error:  # noqa: BLE001 - every failure goes back to the learner
@@ -106,24 +128,15 @@ def _worker(conn: Connection, learner_ends: list[Connection], shared: Any, space
             command, argument = conn.recv()
         except (EOFError, OSError):  # the learner's process is gone
             return
-        try:
-            if command == "close":
-                conn.send(("done", None))
-                return
-            if command == "reset":
-                block.reset(argument)
-                _write_outputs(block, mine, (0.0, False, False))
-            elif command == "step":
-                _write_outputs(block, mine, block.step(mine["action"]))
-            elif command == "restart":
-                block.restart(mine["restart"])
-                _write_outputs(block, mine, None)
-            else:
-                raise ValueError(f"unknown command {command!r}")
+        if command == "close":
             conn.send(("done", None))
+            return
+        try:
+            _serve(block, mine, command, argument)
         except Exception as error:  # noqa: BLE001
             conn.send(("error", _picklable(error, traceback.format_exc())))
             return
+        conn.send(("done", None))
 
 
 def _picklable(error: BaseException, trace: str) -> tuple[BaseException | None, str]:
@@ -136,18 +149,21 @@ def _picklable(error: BaseException, trace: str) -> tuple[BaseException | None, 
 
 
 class WorkerPool:
-    """k worker processes over contiguous blocks of ``num_envs`` sub-environments.
+    """``num_envs`` sub-environments in k contiguous blocks: block 0 in this process,
+    blocks 1 .. k-1 in k-1 worker processes.
 
     Args:
         num_envs: the sub-environments N.
-        num_workers: the processes k (1 <= k <= N); worker w runs
-            ``bounds[w] .. bounds[w + 1] - 1``, blocks as equal as possible.
+        num_workers: the blocks k (1 <= k <= N), as equal as possible; block w is
+            ``bounds[w] .. bounds[w + 1] - 1``.
         space: ``shared_space(...)``: the fields each sub-environment shares.
-        make_block: builds a worker's block (called in the worker; picklable for the
+        make_block: builds a block (called in each worker, and on a deep copy of itself
+            for block 0, so that every block has its own opponents; picklable for the
             ``spawn`` and ``forkserver`` contexts).
         context: a ``multiprocessing`` start method (default: the platform's).
 
-    ``arrays`` holds the shared (N, ...) arrays by field name.
+    ``arrays`` holds the shared (N, ...) arrays by field name; ``processes`` the k-1
+    worker processes (``processes[i]`` runs block i + 1).
     """
 
     def __init__(self, num_envs: int, num_workers: int, space: spaces.Dict,
@@ -159,10 +175,10 @@ class WorkerPool:
         self.bounds = np.linspace(0, num_envs, num_workers + 1).round().astype(int)  # (k+1,)
         shared = create_shared_memory(space, n=num_envs, ctx=ctx)
         self.arrays = read_from_shared_memory(space, shared, num_envs)  # field -> (N, ...)
-        self._conns: list[Connection] = []
+        self._conns: list[Connection] = []  # [i]: the pipe to processes[i] (block i + 1)
         self.processes: list[mp.process.BaseProcess] = []
         self.closed = False
-        for w in range(num_workers):
+        for w in range(1, num_workers):
             first, stop = int(self.bounds[w]), int(self.bounds[w + 1])
             parent_end, child_end = ctx.Pipe()
             process = ctx.Process(target=_worker, name=f"smoor_env worker {w}", daemon=True,
@@ -172,51 +188,65 @@ class WorkerPool:
             child_end.close()
             self._conns.append(parent_end)
             self.processes.append(process)
+        # Block 0, built while the workers build theirs.
+        self._local_rows = _rows(self.arrays, 0, int(self.bounds[1]))
+        try:
+            self._local = copy.deepcopy(make_block)(0, int(self.bounds[1]),
+                                                    self._local_rows["observation"])
+        except BaseException:
+            self.close()
+            raise
         self._wait("start")
 
     def run(self, command: str, argument: Any = None) -> None:
-        """Every worker runs ``command`` (``"reset"`` with a seed, ``"step"`` on the shared
+        """Every block runs ``command`` (``"reset"`` with a seed, ``"step"`` on the shared
         actions, ``"restart"`` of the shared chosen games); returns when all are done.
-        Raises ``WorkerError`` if one raised or died."""
+        Raises ``WorkerError`` if one raised or its worker died."""
         if self.closed:
             raise WorkerError("the workers are closed (after close() or a worker's failure)")
-        for w, conn in enumerate(self._conns):
+        for i, conn in enumerate(self._conns):
             try:
                 conn.send((command, argument))
             except (BrokenPipeError, OSError):
-                self._fail(w, "died", None)
+                self._fail(i + 1, "died", None)
+        try:  # block 0 here, while the workers run theirs
+            _serve(self._local, self._local_rows, command, argument)
+        except Exception as error:  # noqa: BLE001 - reported as a block's failure
+            self._fail(0, f"raised during {command!r}", (error, traceback.format_exc()))
         self._wait(command)
 
     def _wait(self, command: str) -> None:
         """Wait for every worker's answer to ``command``, or the first failure."""
         pending = dict(enumerate(self._conns))
-        sentinels = {self.processes[w].sentinel: w for w in pending}
+        sentinels = {self.processes[i].sentinel: i for i in pending}
         while pending:
-            ready = wait([*pending.values(), *(s for s, w in sentinels.items() if w in pending)])
-            for w, conn in list(pending.items()):
+            ready = wait([*pending.values(), *(s for s, i in sentinels.items() if i in pending)])
+            for i, conn in list(pending.items()):
                 if conn in ready or conn.poll():
                     try:
                         status, detail = conn.recv()
                     except (EOFError, OSError):
-                        self._fail(w, "died", None)
+                        self._fail(i + 1, "died", None)
                     if status == "error":
-                        self._fail(w, f"raised during {command!r}", detail)
-                    del pending[w]
-                elif self.processes[w].sentinel in ready:
-                    self._fail(w, "died", None)
+                        self._fail(i + 1, f"raised during {command!r}", detail)
+                    del pending[i]
+                elif self.processes[i].sentinel in ready:
+                    self._fail(i + 1, "died", None)
 
     def _fail(self, w: int, what: str, detail: tuple[BaseException | None, str] | None) -> None:
-        """Shut the pool down and raise ``WorkerError`` about worker ``w``."""
-        process = self.processes[w]
-        process.join(0.1)
-        code = process.exitcode
+        """Shut the pool down and raise ``WorkerError`` about block ``w``."""
+        where, code = "the learner's process", None
+        if w > 0:
+            process = self.processes[w - 1]
+            process.join(0.1)
+            where, code = f"worker {w}", process.exitcode
         self.close()
         games = f"sub-environments {self.bounds[w]}..{self.bounds[w + 1] - 1}"
         if detail is None:
-            raise WorkerError(f"worker {w} ({games}) {what} (exit code {code}); the "
-                              f"environment is closed")
+            raise WorkerError(f"{where} ({games}) {what} (exit code {code}); the environment "
+                              f"is closed")
         error, trace = detail
-        message = f"worker {w} ({games}) {what}; the environment is closed. Its traceback:\n{trace}"
+        message = f"{where} ({games}) {what}; the environment is closed. Its traceback:\n{trace}"
         raise WorkerError(message) from error
 
     def close(self) -> None:

@@ -6,6 +6,8 @@ Only that it measures and reports is checked here, not how fast anything is
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import json
 
 from experiments import env_speed
@@ -28,11 +30,14 @@ def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
         vector = rows[f"SmoorVectorEnv num_envs=16 copy={copy}"]
         assert vector["plies_per_s"] == 4 * vector["learner_steps_per_s"]
         assert vector["learner_steps_per_s_in_step"] > 0
-    for dtype in ("float32", "int8"):
-        one = rows[f"SmoorVectorEnv num_envs=16 obs_dtype={dtype} num_workers=1"]
-        two = rows[f"SmoorVectorEnv num_envs=16 obs_dtype={dtype} num_workers=2"]
+    apis = ["SmoorVectorEnv"] + (["make_sb3_vec_env"] if importlib.util.find_spec(
+        "stable_baselines3") else [])
+    for api, dtype in itertools.product(apis, ("float32", "int8")):
+        one = rows[f"{api} num_envs=16 obs_dtype={dtype} num_workers=1"]
+        two = rows[f"{api} num_envs=16 obs_dtype={dtype} num_workers=2"]
         assert one["scaling_learner_steps_per_s"] == 1.0
         assert two["learner_steps_per_s"] > 0 and two["learner_steps_per_s_free_cores"] > 0
         assert two["scaling_learner_steps_per_s"] == (two["learner_steps_per_s"]
                                                       / one["learner_steps_per_s"])
+        assert one["worker_cpu_ms_per_step"] == [] and len(two["worker_cpu_ms_per_step"]) == 1
     assert "same run" in capsys.readouterr().out

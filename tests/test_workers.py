@@ -137,14 +137,16 @@ def test_illegal_action_raise_leaves_every_worker_unchanged():
 
 
 class _FailingAgent(RandomAgent):
-    """A random agent that raises on its ``fail_at``-th call (in the worker that has it)."""
+    """A random agent that raises on its ``fail_at``-th call, only in the learner's process
+    (block 0) or only in the workers' (each block calls its own copy)."""
 
-    def __init__(self, fail_at: int) -> None:
-        self.calls, self.fail_at = 0, fail_at
+    def __init__(self, fail_at: int, where: str) -> None:
+        self.calls, self.fail_at, self.where = 0, fail_at, where
 
     def act_packed(self, words, rng):
         self.calls += 1
-        if self.calls == self.fail_at:
+        in_worker = mp.parent_process() is not None
+        if self.calls == self.fail_at and in_worker == (self.where == "worker"):
             raise RuntimeError("opponent exploded")
         return super().act_packed(words, rng)
 
@@ -153,12 +155,17 @@ def _processes(envs: SmoorVectorEnv) -> list[mp.process.BaseProcess]:
     return list(envs._pool.processes)
 
 
-def test_a_worker_that_raises_is_an_error_in_the_learners_process():
-    envs = make_vector_env(num_envs=8, num_workers=2, opponents=_FailingAgent(fail_at=30))
+@pytest.mark.parametrize(("where", "named"), [
+    ("worker", r"worker 1 \(sub-environments 4\.\.7\)"),
+    ("learner", r"the learner's process \(sub-environments 0\.\.3\)"),
+])
+def test_a_block_that_raises_is_an_error_in_the_learners_process(where, named):
+    envs = make_vector_env(num_envs=8, num_workers=2,
+                           opponents=_FailingAgent(fail_at=30, where=where))
     processes = _processes(envs)
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
-    with pytest.raises(WorkerError, match=r"(?s)worker \d \(sub-environments .*opponent exploded"):
+    with pytest.raises(WorkerError, match=rf"(?s){named} raised during 'step'.*opponent exploded"):
         for _ in range(100):
             envs.step(_random_actions(envs.action_masks(), rng))
     assert not any(p.is_alive() for p in processes)  # the others were stopped too
@@ -172,11 +179,12 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(how):
     envs = make_vector_env(num_envs=8, num_workers=2)
     processes = _processes(envs)
     _, info = envs.reset(seed=0)
+    assert len(processes) == 1  # block 1; block 0 runs in the learner's process
     if how == "kill":
-        os.kill(processes[1].pid, signal.SIGKILL)
+        os.kill(processes[0].pid, signal.SIGKILL)
     else:
-        processes[1].terminate()
-    processes[1].join()
+        processes[0].terminate()
+    processes[0].join()
     with pytest.raises(WorkerError, match=r"worker 1 \(sub-environments 4\.\.7\) died"):
         envs.step(np.argmax(info["action_mask"], axis=1))
     assert not any(p.is_alive() for p in processes)
@@ -187,7 +195,7 @@ def test_close_leaves_no_process_behind():
     before = set(mp.active_children())
     envs = make_vector_env(num_envs=9, num_workers=3)
     processes = _processes(envs)
-    assert len(processes) == 3 and all(p.is_alive() for p in processes)
+    assert len(processes) == 2 and all(p.is_alive() for p in processes)  # and this one
     envs.reset(seed=0)
     envs.close()
     assert all(p.exitcode is not None for p in processes)
@@ -292,7 +300,7 @@ def test_workers_exit_when_the_learners_process_dies():
     import time
 
     script = ("import os; from agents.environments import make_vector_env; "
-              "envs = make_vector_env(num_envs=4, num_workers=2); envs.reset(seed=0); "
+              "envs = make_vector_env(num_envs=6, num_workers=3); envs.reset(seed=0); "
               "print(*[p.pid for p in envs._pool.processes], flush=True); os._exit(0)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()})
