@@ -113,6 +113,9 @@ class Args:
     imitate_data: str = ""
     """.npz file of the teacher's labelled decisions: read if it exists, else written after
     labelling (several runs then share one labelling)"""
+    imitate_save_every: int = 5000
+    """with imitate_data: write the labels so far every this many decisions, to
+    <stem>.labelling.npz (rename it to imitate_data to use an interrupted labelling)"""
 
     # PPO
     total_timesteps: int = 1_000_000
@@ -350,10 +353,14 @@ def label_decisions(args: Args, members: list, seed: int) -> dict[str, np.ndarra
     to_compact = 1.0 / compact_scale()  # (OBSERVATION_SIZE,)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "masks", "actions",
                                                            "values")}
-    for offset, players in enumerate(args.num_players):
-        table = Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
-        taken = 0
-        while taken < per_table:
+    tables = [Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
+              for offset, players in enumerate(args.num_players)]
+    taken = np.zeros(len(tables), np.int64)  # (T,) decisions labelled per table
+    saved = 0
+    while (taken < per_table).any():
+        # The tables take turns, so that an interrupted labelling has every player count.
+        for index in np.flatnonzero(taken < per_table):
+            table = tables[index]
             live = ~table.resetting  # (N,)
             chosen = np.full(args.num_envs, RESTART_ACTION, np.int64)
             mask = table.info["action_mask"][live]  # (L, 70)
@@ -367,12 +374,18 @@ def label_decisions(args: Args, members: list, seed: int) -> dict[str, np.ndarra
             parts["masks"].append(mask)
             parts["actions"].append(chosen[live])
             parts["values"].append(values.astype(np.float32))
-            taken += int(live.sum())
+            taken[index] += int(live.sum())
             table.step(chosen)
+        if path is not None and (taken.sum() - saved >= args.imitate_save_every
+                                 or (taken >= per_table).all()):
+            # Written as it goes: a labelling stopped early leaves a usable file.
+            saved = int(taken.sum())
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(path.stem + ".partial.npz")
+            np.savez(partial, **{key: np.concatenate(value) for key, value in parts.items()})
+            partial.replace(path.with_name(path.stem + ".labelling.npz")
+                            if (taken < per_table).any() else path)
     data = {key: np.concatenate(value) for key, value in parts.items()}
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **data)
     return data
 
 
