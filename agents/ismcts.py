@@ -40,7 +40,7 @@ import numpy as np
 from agents.base import register
 from agents.mc import MCAgent
 from agents.rollout import RolloutPolicy
-from agents.search import Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
+from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env import cards as C
 from smoor_env.bits import byte_prefix_counts, kth_set_bit
 from smoor_env.rules import Rules
@@ -70,6 +70,9 @@ class ISMCTSAgent(SearchAgent):
             budget is spent (then decisions depend on timing).
         rules: the exact rules, if they have numeric options the observation does not
             carry; default: read from the observation.
+        belief: how worlds are sampled (``agents.search.Belief``): ``"uniform"``, or
+            ``"greedy:EPS"``: weighed by the likelihood of the other seats' plays.
+        belief_candidates: with a weighed belief, candidate worlds drawn per world kept.
     """
 
     name = "ismcts"
@@ -79,7 +82,8 @@ class ISMCTSAgent(SearchAgent):
                  rollout: str = "greedy:0.2", noise: float = 0.02,
                  opponents_in_tree: bool = False, seed_worlds: int = 64,
                  time_budget: float | None = None,
-                 rules: Rules | None = None) -> None:
+                 rules: Rules | None = None, belief: str = "uniform",
+                 belief_candidates: int = 4) -> None:
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{key} must be a positive int, got {value!r}")
@@ -95,6 +99,7 @@ class ISMCTSAgent(SearchAgent):
         if not isinstance(seed_worlds, int | np.integer) or seed_worlds < 0:
             raise ValueError(f"seed_worlds must be an int >= 0, got {seed_worlds!r}")
         self.seed_worlds = int(seed_worlds)
+        self.belief = Belief(belief, belief_candidates)
         self.rollout, self.time_budget, self.rules = rollout, time_budget, rules
         self._playouts = Playouts(RolloutPolicy(rollout))
         # Bids and cursed suits: chosen by simulation, as mc does it.
@@ -129,14 +134,20 @@ class ISMCTSAgent(SearchAgent):
         engine = self._playouts.engine(play_rules, d * m)
         root_of = np.repeat(np.arange(d), m)  # (R,) decision (= root node) of each walk
         scale = _value_scale(rules)
+        # A weighed belief draws its candidate worlds and their likelihoods once; the
+        # first wave and each later one pick their worlds from them afresh.
+        pool = self.belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform
         if self.seed_worlds:
+            hidden = self.belief.pick(pool, d, self.seed_worlds, rng) if pool is not None \
+                else None
             size = self._seed_root(know, mask, rules, play_rules, child, visits, total, avail,
-                                   size, scale, rng)
+                                   size, scale, rng, hidden)
         for wave in range(waves):
             if (self.time_budget is not None and wave
                     and time.perf_counter() - start > self.time_budget):
                 break
-            engine.install(build_worlds(know, rules, m, rng))
+            hidden = self.belief.pick(pool, d, m, rng) if pool is not None else None
+            engine.install(build_worlds(know, rules, m, rng, hidden=hidden))
             st = engine.state
             node = root_of.copy()  # (R,) tree node of each walk
             in_tree = np.ones(d * m, bool)
@@ -169,13 +180,14 @@ class ISMCTSAgent(SearchAgent):
 
     def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
                    play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,
-                   avail: np.ndarray, size: int, scale: float, rng: np.random.Generator) -> int:
+                   avail: np.ndarray, size: int, scale: float, rng: np.random.Generator,
+                   hidden: tuple[np.ndarray, np.ndarray] | None = None) -> int:
         """The first wave, as ``mc`` plays it: every legal root move in the same
         ``seed_worlds`` worlds (common random numbers: the moves are compared on equal
         deals), each played out by the rollout policy; the results start the root's
-        children. Returns the new node count."""
+        children (in the worlds ``hidden``, if given). Returns the new node count."""
         d, k = len(mask), self.seed_worlds
-        worlds = build_worlds(know, rules, k, rng)
+        worlds = build_worlds(know, rules, k, rng, hidden=hidden)
         dec, act = np.nonzero(mask[:, :52])  # (A,) every (decision, legal card)
         pair = np.repeat(np.arange(len(dec)), k)  # (N,) pair of each game
         engine = self._playouts.engine(play_rules, len(pair))

@@ -61,7 +61,7 @@ import numpy as np
 
 from agents.base import register
 from agents.rollout import RolloutPolicy, greedy_moves
-from agents.search import Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
+from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.rules import Rules
 from smoor_env.state import PHASE_ACTION_OFFSET, Phase
 
@@ -83,6 +83,11 @@ class MCAgent(SearchAgent):
             measured on earlier decisions (so decisions then depend on timing).
         rules: the exact rules, if they have non-default numeric options the
             observation does not carry; default: read from the observation.
+        greedy_margin: added to the greedy card's mean value before the best is chosen
+            (it wins near-ties).
+        belief: how worlds are sampled (``agents.search.Belief``): ``"uniform"``, or
+            ``"greedy:EPS"``: weighed by the likelihood of the other seats' plays.
+        belief_candidates: with a weighed belief, candidate worlds drawn per world kept.
     """
 
     name = "mc"
@@ -90,7 +95,8 @@ class MCAgent(SearchAgent):
 
     def __init__(self, worlds: int = 128, rollouts: int = 1, rollout: str = "greedy:0.2",
                  time_budget: float | None = None, rules: Rules | None = None,
-                 greedy_margin: float = 0.0) -> None:
+                 greedy_margin: float = 0.0, belief: str = "uniform",
+                 belief_candidates: int = 4) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
             raise ValueError(f"worlds must be a positive int, got {worlds!r}")
         if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
@@ -101,6 +107,7 @@ class MCAgent(SearchAgent):
         if rules is not None and not isinstance(rules, Rules):
             raise TypeError(f"rules must be a smoor_env.Rules or None, got {type(rules).__name__}")
         self.worlds = int(worlds)
+        self.belief = Belief(belief, belief_candidates)
         self.greedy_margin = float(greedy_margin)
         self.rollouts = int(rollouts)
         self.rollout = rollout
@@ -153,7 +160,7 @@ class MCAgent(SearchAgent):
         world_phase = Phase.PLAY if phase == Phase.PLAY else Phase.BID
         if phase == Phase.CURSE and not rules.bidding:
             world_phase = Phase.PLAY
-        worlds = build_worlds(know, rules, w, rng, world_phase)
+        worlds = build_worlds(know, rules, w, rng, world_phase, self.belief)
         if phase == Phase.CURSE:  # the dealer (seat 0) names the suit; seat 1 goes first
             worlds.current_player[:] = 1
         reps = w * self.rollouts

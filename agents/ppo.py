@@ -39,7 +39,11 @@ MASKED_LOGIT = -1e8
 
 
 class PolicyNet(nn.Module):
-    """Shared MLP trunk with a policy head (70 logits) and a value head."""
+    """Shared MLP trunk with a policy head (70 logits) and a value head.
+
+    It reads the first ``obs_size`` features of an observation: blocks added at the end of
+    the layout later leave a trained network's input unchanged.
+    """
 
     def __init__(self, hidden: tuple[int, ...] = (256, 256),
                  obs_size: int = OBSERVATION_SIZE, num_actions: int = NUM_ACTIONS) -> None:
@@ -53,10 +57,11 @@ class PolicyNet(nn.Module):
         self.policy = _init(nn.Linear(size, num_actions), std=0.01)
         self.value = _init(nn.Linear(size, 1), std=1.0)
         self.hidden = tuple(hidden)
+        self.obs_size = obs_size
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, 70) masked logits and (B,) values; ``mask`` is (B, 70) bool legal actions."""
-        h = self.trunk(obs)
+        h = self.trunk(obs[:, :self.obs_size])
         logits = self.policy(h).masked_fill(~mask, MASKED_LOGIT)
         return logits, self.value(h).squeeze(-1)
 
@@ -79,7 +84,8 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
     """(network in eval mode, training args) from a checkpoint file."""
     path = _resolve(path)
     data = torch.load(path, map_location="cpu", weights_only=True)
-    net = PolicyNet(tuple(data["hidden"]))
+    first = "trunk.0.weight" if data["hidden"] else "policy.weight"  # (width, obs_size)
+    net = PolicyNet(tuple(data["hidden"]), obs_size=data["model"][first].shape[1])
     net.load_state_dict(data["model"])
     net.eval()
     return net, dict(data.get("args", {}))

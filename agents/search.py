@@ -17,10 +17,13 @@ from typing import Any
 import numpy as np
 
 from agents.base import check_mask, pack_mask
+from agents.greedy import greedy_play
 from agents.rollout import RolloutPolicy
 from smoor_env import cards as C
 from smoor_env.engine import Engine
+from smoor_env.legal import LED_MASKS, opening_card, play_legal
 from smoor_env.observation import RULE_FLAGS, SLICES, decode
+from smoor_env.play import hearts_breakers
 from smoor_env.rules import GAME_ONLY_OPTIONS, Rules
 from smoor_env.state import Phase, State
 
@@ -81,6 +84,7 @@ def knowledge(view: dict[str, Any], rows: np.ndarray, p: int) -> dict[str, np.nd
         "hearts_broken": view["hearts_broken"][rows],
         "passed": view["passed"][rows],
         "receiver": view["pass_offset"][rows],
+        "card_trick": view["card_trick"][rows],
     }
 
 
@@ -156,10 +160,170 @@ def sample_hidden(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     return hands[:, :p].copy(), hands[:, _DEAD].copy()
 
 
+class Belief:
+    """How the search agents sample worlds: ``"uniform"`` (every consistent deal alike,
+    ``sample_hidden``) or ``"greedy:EPS"``: worlds weighed by how likely the other seats'
+    plays of this round are in them (``play_likelihood``) if each seat played the
+    greedy card with probability 1 - EPS and a uniformly random legal card otherwise.
+
+    A weighed sample draws ``candidates`` times the worlds wanted and keeps as many as
+    wanted, without repeats, each with a chance that grows with its likelihood (the
+    Gumbel top-k trick: the largest log-likelihood + Gumbel noise). So the worlds kept
+    are distinct and mostly the plausible ones, and a model that fits badly cannot
+    collapse the sample onto one world.
+    """
+
+    def __init__(self, spec: str = "uniform", candidates: int = 4) -> None:
+        name, _, eps = str(spec).partition(":")
+        try:
+            epsilon = float(eps) if eps else 0.1
+        except ValueError:
+            epsilon = -1.0
+        if name not in ("uniform", "greedy") or (name == "uniform" and eps) \
+                or not 0.0 < epsilon <= 1.0:
+            raise ValueError(f"belief must be 'uniform' or 'greedy:EPS' with 0 < EPS <= 1, "
+                             f"got {spec!r}")
+        if not isinstance(candidates, int | np.integer) or isinstance(candidates, bool) \
+                or candidates < 1:
+            raise ValueError(f"belief candidates must be a positive int, got {candidates!r}")
+        self.spec, self.candidates = str(spec), int(candidates)
+        self.epsilon = epsilon if name == "greedy" else None  # None: uniform
+
+    def __repr__(self) -> str:
+        return f"Belief({self.spec!r}, candidates={self.candidates})"
+
+    @property
+    def weighed(self) -> bool:
+        """Whether worlds are weighed (else every consistent deal is as likely)."""
+        return self.epsilon is not None and self.candidates > 1
+
+    def pool(self, know: dict[str, np.ndarray], rules: Rules, worlds: int,
+             rng: np.random.Generator, phase: int = Phase.PLAY
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Candidates for ``pick``: (hands (D * N, P), dead (D * N,), log-likelihoods
+        (D * N,)) of N = ``candidates * worlds`` sampled worlds per decision; None when
+        nothing is weighed (a uniform belief, another phase than play, or no card played
+        yet: then every consistent world is as likely, and ``sample_hidden`` draws them)."""
+        if not self.weighed or phase != Phase.PLAY or not (know["card_trick"] >= 0).any():
+            return None
+        hands, dead = sample_hidden(know, rules, worlds * self.candidates, rng)
+        return hands, dead, play_likelihood(know, hands, rules, self.epsilon)
+
+    def pick(self, pool: tuple[np.ndarray, np.ndarray, np.ndarray], decisions: int,
+             worlds: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``worlds`` distinct worlds for each of ``decisions`` from a ``pool`` (at most as
+        many as it holds per decision), as ``sample_hidden`` returns them: by the Gumbel
+        top-k trick, with fresh noise at every call (so one pool serves several waves of
+        a search)."""
+        hands, dead, log_like = pool
+        n = len(hands) // decisions  # candidates per decision
+        if not 1 <= worlds <= n:
+            raise ValueError(f"cannot pick {worlds} worlds from {n} candidates")
+        keys = log_like.reshape(decisions, n) + rng.gumbel(size=(decisions, n))  # (D, N)
+        kept = np.sort(np.argpartition(-keys, worlds - 1, axis=1)[:, :worlds], axis=1)
+        rows = (np.arange(decisions)[:, None] * n + kept).reshape(-1)  # (D * W,)
+        return hands[rows], dead[rows]
+
+    def sample(self, know: dict[str, np.ndarray], rules: Rules, worlds: int,
+               rng: np.random.Generator, phase: int = Phase.PLAY
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Hidden cards of ``worlds`` worlds per decision, as ``sample_hidden`` returns them
+        (seat 0 empty), drawn by this belief (``pool``, then ``pick``)."""
+        pool = self.pool(know, rules, worlds, rng, phase)
+        if pool is None:
+            return sample_hidden(know, rules, worlds, rng)
+        return self.pick(pool, len(know["hand"]), worlds, rng)
+
+
+def play_likelihood(know: dict[str, np.ndarray], hands: np.ndarray, rules: Rules,
+                    epsilon: float) -> np.ndarray:
+    """(D * N,) float64 log-probability, in each of N worlds per decision, of the cards the
+    other seats played this round, if each played the greedy card (``greedy_play``) with
+    probability 1 - ``epsilon`` and a uniformly random legal card otherwise.
+
+    Args:
+        know: ``knowledge`` of D decisions (with ``card_trick``: the order of play).
+        hands: (D * N, P) uint64 the hidden hands now of world n of decision d at row
+            ``d * N + n`` (``sample_hidden``; seat 0's is not read).
+        rules: the rules (one rule set for every decision).
+        epsilon: the model's share of random play, 0 < epsilon <= 1.
+
+    The history is the observation's: trick t holds the cards whose ``card_trick`` is
+    t, each played by the seat whose ``played`` set holds it; the first trick is led
+    by the seat left of the dealer (Hearts: the holder of the opening card), every
+    later one by the winner of the one before (the seat whose ``won`` set took its
+    cards). A seat's hand when it played in trick t is its hand now plus the cards it
+    played from trick t on, so each world's plays are replayed in one batch of
+    ``greedy_play`` over (play, world) rows; only the hands differ between worlds.
+    """
+    d, p, t = len(know["hand"]), rules.num_players, rules.num_tricks
+    n = len(hands) // max(d, 1)
+    trick_of = know["card_trick"]  # (D, 52) trick of each card, -1 = not played
+    bits = (know["played_by"][:, :, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)
+    owner = np.where(bits.any(axis=1), np.argmax(bits, axis=1), -1)  # (D, 52) relative seat
+    # (D, T) the cards of each trick, and its winner (-1 while it is in progress).
+    in_trick = trick_of[:, None, :] == np.arange(t)[None, :, None]  # (D, T, 52)
+    trick_sets = (in_trick * C.CARD_BITS[None, None, :]).sum(axis=2, dtype=np.uint64)
+    took = (know["won"][:, None, :] & trick_sets[:, :, None]) != 0  # (D, T, P)
+    winner = np.where(took.any(axis=2), np.argmax(took, axis=2), -1)  # (D, T)
+    # (D,) the first trick's leader: the opening card's player, or left of the dealer.
+    first = owner[:, opening_card(rules)] if rules.is_hearts else (know["dealer"] + 1) % p
+    leader = np.concatenate([first[:, None], winner[:, :-1]], axis=1)  # (D, T)
+    # Each play of another seat: (decision, card), its trick, its place in the trick.
+    dec, card = np.nonzero((owner > 0) & (trick_of >= 0))  # (K,) each
+    if not len(dec):
+        return np.zeros(len(hands))
+    seat, trick = owner[dec, card], trick_of[dec, card]  # (K,)
+    place = (seat - leader[dec, trick]) % p  # (K,) 0 = it led
+    # (D, T, P) card at each place of each trick (-1 none), then what each play saw.
+    at_place = np.full((d, t, p), -1, np.int64)
+    all_dec, all_card = np.nonzero(trick_of >= 0)
+    all_trick = trick_of[all_dec, all_card]
+    at_place[all_dec, all_trick, (owner[all_dec, all_card] - leader[all_dec, all_trick]) % p] \
+        = all_card
+    place_bits = np.where(at_place >= 0, C.CARD_BITS[np.maximum(at_place, 0)], np.uint64(0))
+    so_far = np.zeros((d, t, p), np.uint64)  # (D, T, P) the trick's cards before each place
+    for k in range(1, p):
+        so_far[:, :, k] = so_far[:, :, k - 1] | place_bits[:, :, k - 1]
+    before = np.zeros((d, t), np.uint64)  # (D, T) the cards of the earlier tricks
+    for k in range(1, t):
+        before[:, k] = before[:, k - 1] | trick_sets[:, k - 1]
+    from_here = np.zeros((d, t), np.uint64)  # (D, T) the cards of trick t and later ones
+    from_here[:, t - 1] = trick_sets[:, t - 1]
+    for k in range(t - 2, -1, -1):
+        from_here[:, k] = from_here[:, k + 1] | trick_sets[:, k]
+    trick_before = so_far[dec, trick, place]  # (K,)
+    seen = before[dec, trick] | trick_before  # (K,) every card played before this one
+    lead_card = at_place[dec, trick, 0]
+    led = np.where(place > 0, lead_card // 13, -1)  # (K,)
+    later = know["played_by"][dec, seat] & from_here[dec, trick]  # (K,) its cards from here
+    # (K * N,) rows: play k in world n of its decision.
+    world = (dec[:, None] * n + np.arange(n)[None, :]).reshape(-1)
+    kn = np.repeat(np.arange(len(dec)), n)
+    hand = hands[world, seat[kn]] | later[kn]
+    breakers = np.uint64(C.mask_of(np.flatnonzero(hearts_breakers(rules))))
+    legal = play_legal(rules, hand, LED_MASKS[led[kn]], place[kn] == 0, trick[kn] == 0,
+                       (before[dec, trick][kn] & breakers) != 0, few=False)
+    choice = greedy_play(hand, legal, trick_before[kn], led[kn], place[kn] == p - 1,
+                         seen[kn], hearts=rules.is_hearts, trump_hearts=rules.trump_hearts)
+    options = np.bitwise_count(legal).astype(np.float64)
+    prob = np.where(choice == card[kn], 1.0 - epsilon, 0.0) + epsilon / options
+    # (A card the world's hand could not have played has no chance: the sampler never
+    # makes one, as every played card is out of the hidden hands and voids hold.)
+    prob = np.where((legal & C.CARD_BITS[card[kn]]) != 0, prob, 1e-12)
+    out = np.zeros(d * n)
+    np.add.at(out, world, np.log(prob))
+    return out
+
+
 def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
-                 rng: np.random.Generator, phase: int = Phase.PLAY) -> State:
+                 rng: np.random.Generator, phase: int = Phase.PLAY,
+                 belief: Belief | None = None,
+                 hidden: tuple[np.ndarray, np.ndarray] | None = None) -> State:
     """Engine states (D * W games, row ``d * W + w``) of sampled worlds, observer in seat 0
-    and to act, in ``phase`` (play, or Blinde Liefde's bid).
+    and to act, in ``phase`` (play, or Blinde Liefde's bid); the hidden cards drawn by
+    ``belief`` (default: uniform, ``sample_hidden``), or ``hidden`` if given (hands
+    (D * W, P), dead (D * W,), as ``sample_hidden`` returns them).
 
     Completed tricks are not rebuilt card by card (the observation does not give
     their order): ``trick_cards`` and ``trick_winner`` of earlier tricks stay -1;
@@ -168,7 +332,9 @@ def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     p, t = rules.num_players, rules.num_tricks
     d = len(know["hand"])
     rep = np.repeat(np.arange(d), worlds)
-    hands, dead = sample_hidden(know, rules, worlds, rng)
+    hands, dead = hidden if hidden is not None else (belief or _UNIFORM).sample(
+        know, rules, worlds, rng, phase)
+    hands = hands.copy()
     hands[:, 0] = know["hand"][rep]
     r = len(rep)
     st = State.empty(r, p, t)
@@ -196,6 +362,9 @@ def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     st.dealer[:] = know["dealer"][rep]
     st.phase[:] = phase
     return st
+
+
+_UNIFORM = Belief()
 
 
 class Playouts:
@@ -307,7 +476,8 @@ class SearchAgent:
     def _groups(self, obs: np.ndarray, view: dict[str, Any], rows: np.ndarray
                 ) -> list[tuple[Rules, int, np.ndarray]]:
         """Decisions ``rows`` grouped by (rules, phase): [(rules, phase, rows)]."""
-        keys = np.ascontiguousarray(obs[rows][:, SLICES["num_players"].start:])
+        keys = np.ascontiguousarray(obs[rows][:, SLICES["num_players"].start:
+                                                  SLICES["rules"].stop])
         groups: dict[tuple[bytes, int], list[int]] = {}
         for i, key, phase in zip(rows.tolist(), keys, view["phase"][rows].tolist(), strict=True):
             groups.setdefault((key.tobytes(), phase), []).append(i)

@@ -27,25 +27,31 @@ otherwise (or with ``--plain``).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import typing
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+import tyro
+from tyro.constructors import PrimitiveConstructorSpec
 
 from smoor_env import cards as C
 from smoor_env.engine import Engine, action_str
 from smoor_env.observation import observe
 from smoor_env.record import round_record, write_records
 from smoor_env.render import TableView, suit_groups, table_view, trick_text
-from smoor_env.rules import GAME_DEFAULT, Rules
+from smoor_env.rules import GAME_DEFAULT, GAMES, Rules
 from smoor_env.state import Phase
 
 COMMANDS = ("hint", "undo", "quit", "help")
 HELP = __doc__[__doc__.index("Type a move"):__doc__.index("Input may come")].strip()
+#: ``--help``'s text: what it does, the examples, and where the moves are explained.
+DESCRIPTION = (__doc__.split("\n\n")[0].split(": ", 1)[1] + "\n\n"
+               + __doc__.split("\n\n")[1] + "\n\nAt your move, 'help' lists the moves "
+               "and the commands hint, undo and quit.")
 
 
 # ------------------------------------------------------------------ the match
@@ -379,63 +385,103 @@ def _save(session: Session, path: Path | None, screen: Screen) -> None:
 
 
 # ------------------------------------------------------------------ command line
-def _rule_flags(parser: argparse.ArgumentParser) -> None:
-    """A flag per ``Rules`` option (``--num-players 3``, ``--bidding``, ``--no-passing``)."""
-    hints = typing.get_type_hints(Rules)
-    group = parser.add_argument_group("rules (see smoor_env.rules.Rules)")
-    for field in dataclasses.fields(Rules):
-        if not field.init:
-            continue
-        flag = "--" + field.name.replace("_", "-")
-        default = "the game's default" if field.default is GAME_DEFAULT else field.default
-        kind = hints[field.name]
-        if kind is bool:
-            group.add_argument(flag, dest=field.name, action=argparse.BooleanOptionalAction,
-                               default=argparse.SUPPRESS, help=f"(default {default})")
-        elif kind is str:
-            group.add_argument(flag, dest=field.name, default=argparse.SUPPRESS,
-                               help=f"(default {default})")
-        else:  # int or int | None
-            group.add_argument(flag, dest=field.name, default=argparse.SUPPRESS,
-                               type=lambda t: None if t.lower() == "none" else int(t),
-                               help=f"an int{' or none' if kind is not int else ''} "
-                                    f"(default {default})")
+def _int_or_none(texts: list[str]) -> int | None:
+    """``"none"`` (any case) -> None, else the int (a ValueError tyro reports)."""
+    return None if texts[0].lower() == "none" else int(texts[0])
+
+
+#: How tyro reads an ``int | None`` rule option: an int, or ``none``.
+_INT_OR_NONE = PrimitiveConstructorSpec(
+    nargs=1, metavar="INT|none", instance_from_str=_int_or_none,
+    is_instance=lambda value: value is None or value is GAME_DEFAULT or isinstance(value, int),
+    str_from_instance=lambda value: [str(value).lower()])
+#: The help of an option whose default depends on the game (its docstring gives both).
+_GAME_DEFAULT_HINT = tyro.conf.arg(help_behavior_hint="(default: the game's)")
+
+
+def _rule_option(name: str, kind: Any, default: Any) -> tuple[str, Any, Any]:
+    """The command-line form of one ``Rules`` option, as a ``make_dataclass`` field
+    ``(name, annotated type, default)``: a bool is ``--flag/--no-flag``, ``game`` a
+    choice of ``GAMES``, an ``int | None`` takes ``none``. An option whose default is
+    ``GAME_DEFAULT`` keeps a marker default (None for a bool, whose flags give only
+    True or False; ``GAME_DEFAULT`` otherwise) that ``RuleOptions.rules`` leaves out,
+    so that ``Rules`` applies the game's default."""
+    by_game = default is GAME_DEFAULT
+    hint = _GAME_DEFAULT_HINT if by_game else tyro.conf.arg()
+    if kind is bool:
+        if by_game:
+            return name, Annotated[tyro.conf.DisallowNone[bool | None], hint], None
+        return name, bool, default
+    if kind is str and name == "game":
+        return name, Literal[GAMES], default
+    if kind is int and not by_game:
+        return name, int, default
+    if kind == int | None:
+        return name, Annotated[Any, _INT_OR_NONE, hint], default
+    raise TypeError(f"no command-line form for Rules.{name}: {kind} = {default!r}")
+
+
+def _rules(options: Any) -> Rules:
+    """The ``Rules`` of the parsed options (validated by ``Rules``: a ValueError names an
+    impossible combination); options left at a game-default marker are not passed."""
+    given = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
+    return Rules(**{name: value for name, value in given.items()
+                    if not (name in RULE_OPTION_MARKERS and value is RULE_OPTION_MARKERS[name])})
+
+
+_RULE_HINTS = typing.get_type_hints(Rules)
+#: The rule options on the command line: one field per ``Rules`` option, derived from
+#: ``Rules`` (its docstring documents them; ``--help`` shows it), with ``.rules()``.
+RuleOptions = dataclasses.make_dataclass(
+    "RuleOptions",
+    [_rule_option(f.name, _RULE_HINTS[f.name], f.default)
+     for f in dataclasses.fields(Rules) if f.init],
+    namespace={"__doc__": Rules.__doc__, "rules": _rules, "__module__": __name__},
+    frozen=True)
+#: The marker default of each option whose default depends on the game.
+RULE_OPTION_MARKERS = {f.name: getattr(RuleOptions(), f.name) for f in dataclasses.fields(Rules)
+                       if f.init and f.default is GAME_DEFAULT}
+
+
+@dataclass
+class Args:
+    agents: list[str] = field(default_factory=lambda: ["greedy"])
+    """one agent for every other seat, or one per other seat in seat order;
+    name[:key=value,...] (e.g. mc:worlds=64, ppo)"""
+    seat: int = 0
+    """the seat you play"""
+    seed: Annotated[int | None, tyro.conf.arg(
+        help_behavior_hint="(default: a random one, printed)")] = None
+    """the match's seed"""
+    record: Annotated[Path | None, tyro.conf.arg(
+        help_behavior_hint="(default: results/play/<game>_<P>p_seed<S>.jsonl)")] = None
+    """game record file (JSON lines, rewritten after each round)"""
+    hint_worlds: int = 64
+    """sampled worlds for 'hint'"""
+    plain: bool = False
+    """plain text even if rich is installed"""
+    rules: Annotated[RuleOptions, tyro.conf.OmitArgPrefixes] = field(
+        default_factory=RuleOptions)
+    """the rules of the match (smoor_env.rules.Rules); impossible combinations are refused"""
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="smoor-play", description=__doc__.split("\n\n")[0].split(": ", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="\n\n".join(__doc__.split("\n\n")[1:]))
-    parser.add_argument("--agents", nargs="+", default=["greedy"],
-                        help="one agent for every other seat, or one per other seat in seat "
-                             "order; name[:key=value,...] (e.g. mc:worlds=64, ppo)")
-    parser.add_argument("--seat", type=int, default=0, help="the seat you play")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="the match's seed (default: a random one, printed)")
-    parser.add_argument("--record", type=Path, default=None,
-                        help="game record file (default results/play/<game>_<P>p_seed<S>.jsonl)")
-    parser.add_argument("--hint-worlds", type=int, default=64,
-                        help="sampled worlds for 'hint'")
-    parser.add_argument("--plain", action="store_true", help="plain text even if rich is there")
-    _rule_flags(parser)
-    args = vars(parser.parse_args(argv))
-    options: dict[str, Any] = {f.name: args.pop(f.name) for f in dataclasses.fields(Rules)
-                               if f.name in args}
+    args = tyro.cli(Args, args=argv, prog="smoor-play", description=DESCRIPTION)
     try:
-        rules = Rules(**options)
-        seed = (int(np.random.default_rng().integers(2**31)) if args["seed"] is None
-                else args["seed"])
-        session = Session(rules, seed, args["seat"], args["agents"])
+        rules = args.rules.rules()
+        seed = (int(np.random.default_rng().integers(2**31)) if args.seed is None
+                else args.seed)
+        session = Session(rules, seed, args.seat, args.agents)
     except (ValueError, TypeError, ImportError) as error:
-        parser.error(str(error))
-    record = args["record"] or Path("results/play") / (
+        print(f"smoor-play: error: {error} (see smoor-play --help)", file=sys.stderr)
+        raise SystemExit(2) from None
+    record = args.record or Path("results/play") / (
         f"{rules.game}_{rules.num_players}p_seed{seed}.jsonl")
-    screen = Screen(plain=args["plain"])
+    screen = Screen(plain=args.plain)
     screen.say(f"{rules.game}, {rules.num_players} players, seed {seed}; you are "
                f"{session.names[session.seat]}; opponents: "
                + ", ".join(n for s, n in enumerate(session.names) if s != session.seat))
-    play(session, screen, record, args["hint_worlds"])
+    play(session, screen, record, args.hint_worlds)
     if not session.records:
         screen.say("no round finished: no game record written")
     return 0

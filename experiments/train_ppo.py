@@ -198,7 +198,7 @@ class SelfPlay:
         self.pool: list[dict] = []
         self.size = pool
         self.rng = rng
-        self.net = PolicyNet(net.hidden)
+        self.net = PolicyNet(net.hidden, obs_size=net.obs_size)
         self.agent = PPOAgent(net=self.net, sample=True, threads=0)
         self.refresh(net)
 

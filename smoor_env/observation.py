@@ -5,7 +5,7 @@ player on their left, 2 the next one, and so on. Every per-seat block has room
 for 5 seats whatever the player count (unused seats are zeros), so one policy
 can play 3, 4 and 5 players and does not depend on where it sits.
 
-Layout (``OBSERVATION_SIZE`` = 1076 floats; ``observation_slices()`` names them,
+Layout (``OBSERVATION_SIZE`` = 1128 floats; ``observation_slices()`` names them,
 ``split_observation`` cuts a batch into named, shaped blocks):
 
 ==================  =========  =================================================
@@ -40,16 +40,26 @@ block               size       meaning
                                pip_scoring, cupids_arrow, sweep_needs_all_thirteen,
                                passing, queen_never_first_trick, queen_breaks_hearts,
                                cursed_suit_may_be_hearts
+``card_trick``      52         (t + 1) / 50 for a card played in trick t (0-based,
+                               the trick in progress included), 0 for a card not
+                               played this round (int8: t + 1)
 ==================  =========  =================================================
+
+``card_trick`` with ``played`` and ``won`` is the round's whole public history:
+the cards of trick t are those marked t, who played each is in ``played``, who won
+it in ``won``, and so who led each trick (the first: the rules' opening seat; the
+next: the last winner) and in which order its cards came. Search agents read it to
+weigh sampled worlds by how likely the other seats' plays were
+(``agents.search.play_likelihood``).
 
 Compact observations (``dtype="int8"`` in ``observe``, ``ObservationTracker``
 and the vector environment's ``obs_dtype``) hold the same layout in a quarter of
-the bytes: the 0/1 blocks as 0/1, and the three blocks that are not 0/1
-(``round_points``, ``totals``, ``trick_number``) as ``round(value *
+the bytes: the 0/1 blocks as 0/1, and the four blocks that are not 0/1
+(``round_points``, ``totals``, ``trick_number``, ``card_trick``) as ``round(value *
 COMPACT_UNITS)`` (50 steps per 1.0), clipped to -127..127 (totals beyond 2.54
 targets, possible only with a target below a round's points, saturate). So
 ``compact * compact_scale()`` gives the float observation back, exactly for the
-0/1 blocks and to within 1/100 elsewhere (half a step). Hearts' 26 points and
+0/1 blocks and ``card_trick`` and to within 1/100 elsewhere (half a step). Hearts' 26 points and
 Smoorverliefd's 17 stay distinct values (more than one step apart); pip scoring's
 104 do not. A policy converts on its side (on the GPU, say) where the copy is
 cheap; the environment writes and ships 4x fewer bytes a step.
@@ -104,12 +114,13 @@ LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("trick_number", (1,)),
     ("num_players", (3,)),
     ("rules", (11,)),
+    ("card_trick", (52,)),
 )
 #: Observation dtypes: float32 (the definition) and int8 (compact, see the module docs).
 OBS_DTYPES = ("float32", "int8")
 #: int8 steps per 1.0 in the blocks that are not 0/1 (``QUANTISED_BLOCKS``).
 COMPACT_UNITS = 50
-QUANTISED_BLOCKS = ("round_points", "totals", "trick_number")
+QUANTISED_BLOCKS = ("round_points", "totals", "trick_number", "card_trick")
 RULE_FLAGS = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow",
               "sweep_needs_all_thirteen", "passing", "queen_never_first_trick",
               "queen_breaks_hearts", "cursed_suit_may_be_hearts")
@@ -195,7 +206,9 @@ def decode(obs: np.ndarray) -> dict[str, Any]:
       (-1 before the lead); ``led_suit`` (B,) (-1 before the lead);
     * ``voids`` (B, 5, 4) bool; ``bids`` (B, 5) (-1 = none); ``cursed_suit`` (B,) (-1 none);
       ``dealer`` (B,); ``pass_offset`` (B,) k: cards go k seats to the left (0 = no pass);
-    * ``hearts_broken`` (B,) bool; ``trick_index`` (B,) completed tricks.
+    * ``hearts_broken`` (B,) bool; ``trick_index`` (B,) completed tricks;
+    * ``card_trick`` (B, 52) int64: the trick (0-based) in which each card was played
+      this round, -1 for a card not played.
     """
     obs = np.asarray(obs, np.float32)
     if obs.ndim != 2 or obs.shape[1] != OBSERVATION_SIZE:
@@ -235,6 +248,7 @@ def decode(obs: np.ndarray) -> dict[str, Any]:
         "hearts_broken": v["hearts_broken"][:, 0] > 0.5,
         "trick_index": np.rint(v["trick_number"][:, 0] * np.where(players == 5, 10, np.where(
             players == 3, 17, 13))).astype(np.int64),
+        "card_trick": np.rint(v["card_trick"] * COMPACT_UNITS).astype(np.int64) - 1,
     }
 
 
@@ -344,6 +358,14 @@ def observe(engine: Engine, seats: np.ndarray | int,
     v["trick_number"][:, 0] = _encode(sub.trick_index / rules.num_tricks, dtype)
     v["num_players"][:, p - 3] = 1
     v["rules"][:] = [rules.is_hearts] + [bool(getattr(rules, name)) for name in RULE_FLAGS]
+    # Each played card's trick: the completed tricks' cards, then the trick in progress's.
+    tricks = np.concatenate([np.where((sub.trick_winner >= 0)[:, :, None], sub.trick_cards, -1),
+                             sub.current_trick[:, None, :]], axis=1)  # (n, T+1, P) card ids
+    number = np.concatenate([np.arange(1, rules.num_tricks + 1)[None, :].repeat(b, 0),
+                             sub.trick_index[:, None] + 1], axis=1)  # (n, T+1) trick t + 1
+    game, trick, _ = np.nonzero(tricks >= 0)  # every card played, in (n, T+1, P) order
+    v["card_trick"][game, tricks[tricks >= 0]] = _encode(number[game, trick] / COMPACT_UNITS,
+                                                          dtype)
     return out
 
 
@@ -515,7 +537,7 @@ class ObservationTracker:
         # cost is the cache lines touched, and that one was just touched.
         at_card = at + rel * 52 + card  # (n,) flat index of (relative seat, card) in a block
         led = led[g].astype(np.int64)  # (n,) led suit before this card, -1 = it led
-        where = np.empty((len(rows), 5), np.int64)  # (n, 5) flat indices
+        where = np.empty((len(rows), 6), np.int64)  # (n, 6) flat indices
         played_at = np.add(at_card, _AT["played"], out=where[:, 0])  # (n,) strided view
         np.add(at_card, _AT["current_trick"], out=where[:, 1])
         own = rel == 0  # (n,) the observer played it: it leaves the observer's hand
@@ -527,8 +549,10 @@ class ObservationTracker:
         void = shows_void(card, led)  # (n,) it did not follow the led suit
         np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
         np.copyto(where[:, 4], played_at, where=~void)
-        values = np.ones(where.shape, self.dtype)  # (n, 5)
+        np.add(at, _AT["card_trick"] + card, out=where[:, 5])
+        values = np.ones(where.shape, self.dtype)  # (n, 6)
         values[:, 2] = ~own  # 0 where the hand loses the card (else the "played" 1 again)
+        values[:, 5] = _encode((trick[g] + 1) / COMPACT_UNITS, self.dtype)
         self._flat[where] = values
         if hearts:
             self._flat[at + _AT["hearts_broken"]] = st.hearts_broken[g]
@@ -570,6 +594,7 @@ class ObservationTracker:
         inferred = int(_inferred_voids(np.array([card]), np.array([led]), np.array([trick]),
                                        np.array([broken]))[0]) if engine.rules.is_hearts else 0
         done = int(st.trick_index[0]) != trick
+        trick_value = float(_encode(np.float32((trick + 1) / COMPACT_UNITS), self.dtype))
         if done:
             cards = st.trick_cards[0, trick].tolist()  # (P,) card by absolute seat
             winner, leader = int(st.trick_winner[0, trick]), int(st.trick_leader[0, trick])
@@ -582,6 +607,7 @@ class ObservationTracker:
             rel = (seat - observer) % p
             o[_AT["played"] + rel * 52 + card] = 1
             o[_AT["current_trick"] + rel * 52 + card] = 1
+            o[_AT["card_trick"] + card] = trick_value
             if rel == 0:
                 o[_AT["hand"] + card] = 0
             if size == 0:

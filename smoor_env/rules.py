@@ -75,7 +75,7 @@ class Rules:
             best totals share the win.
         ace_of_hearts_points: Smoorverliefd: points for ``AH`` (other hearts 1).
         sweep_needs_all_thirteen: Smoorverliefd: if True, a round with a heart in
-            the dead pile cannot be swept; if False (default) a sweep is winning
+            the dead pile cannot be swept; if False a sweep is winning
             every heart in play.
         trump_hearts: *met Troef*: hearts are trump (following suit still compulsory).
         bidding: *Blinde Liefde*: after the deal each player bids 0..13 heart cards.

@@ -17,13 +17,15 @@ Elements carry data attributes (``data-seat``, ``data-card``, ``data-points``,
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+import tyro
 
 from smoor_env import cards as C
 from smoor_env.engine import Engine, action_str
@@ -219,19 +221,25 @@ def viewer_html(records: list[dict], title: str = "smoor-env replay") -> str:
     return _PAGE.replace("__TITLE__", html.escape(title)).replace("__DATA__", data)
 
 
+@dataclass
+class Args:
+    """Write a self-contained HTML replay of game records (JSON lines, smoor_env.record):
+    arrows step through cards, t/T tricks, r/R rounds."""
+
+    records: tyro.conf.Positional[Path]
+    """a JSON-lines file of game records"""
+    output: Annotated[Path, tyro.conf.arg(aliases=("-o",))] = Path("game.html")
+    """the HTML file to write"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="smoor-view", description="Write a self-contained HTML replay of game records "
-        "(JSON lines, smoor_env.record): arrows step through cards, t/T tricks, r/R rounds.")
-    parser.add_argument("records", type=Path, help="a JSON-lines file of game records")
-    parser.add_argument("-o", "--output", type=Path, default=Path("game.html"),
-                        help="the HTML file to write")
-    args = parser.parse_args(argv)
+    args = tyro.cli(Args, args=argv, prog="smoor-view")
     try:
         records = list(read_records(args.records))
         page = viewer_html(records, title=args.records.name)
     except (OSError, ValueError) as error:
-        parser.error(str(error))
+        print(f"smoor-view: error: {error}", file=sys.stderr)
+        return 2
     args.output.write_text(page, encoding="utf-8")
     print(f"{args.output}: {len(records)} rounds")
     return 0

@@ -10,7 +10,8 @@ from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
 from agents.environments import make_env
-from agents.search import build_worlds, knowledge, rules_of, sample_hidden
+from agents.rollout import greedy_moves
+from agents.search import Belief, build_worlds, knowledge, play_likelihood, rules_of, sample_hidden
 from smoor_env import Engine, Phase, Rules, raw_env
 from smoor_env import cards as C
 from smoor_env.observation import decode, observe, split_observation
@@ -221,6 +222,87 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
         assert t == rules.num_tricks
 
 
+# ------------------------------------------------------------ weighed beliefs
+def _greedy_round(rules: Rules, batch: int, seed: int, plies: int) -> Engine:
+    """Games where every seat played the greedy card for ``plies`` plays (Hearts: no pass)."""
+    engine = Engine(rules, batch)
+    engine.reset(seed)
+    for _ in range(plies):
+        engine.step(greedy_moves(engine))
+    return engine
+
+
+@pytest.mark.parametrize("name", ["smoor-3", "smoor-4", "smoor-5", "trump", "partners",
+                                  "hearts-3", "hearts-4-no-pass", "hearts-5",
+                                  "hearts-queen-options"])
+def test_the_history_in_the_observation_replays_every_greedy_play(name):
+    """Every seat played greedy: in the true world the play model (with almost no noise)
+    gives every observed play probability ~1, so the order of play, the leaders, the
+    hands at each play and the legal sets are all rebuilt right from the observation."""
+    rules = RULE_SETS[name].replace(passing=False) if RULE_SETS[name].is_hearts \
+        else RULE_SETS[name]
+    p = rules.num_players
+    for plies in (1, p + 1, 3 * p - 1, p * rules.num_tricks - 2):
+        engine = _greedy_round(rules, 16, seed=plies, plies=plies)
+        st = engine.state
+        seat = st.current_player.astype(np.int64)
+        view = decode(observe(engine, seat))
+        know = knowledge(view, np.arange(16), p)
+        rel = (seat[:, None] + np.arange(p)) % p  # (16, P) absolute seat of relative seat k
+        true = st.hands[np.arange(16)[:, None], rel]
+        log_like = play_likelihood(know, true, rules, epsilon=1e-9)
+        assert np.abs(log_like).max() < 1e-6, plies
+        # And the trick of each card is the engine's.
+        for g in range(16):
+            for t in range(int(st.trick_index[g])):
+                assert sorted(np.flatnonzero(view["card_trick"][g] == t)) == sorted(
+                    st.trick_cards[g, t].tolist())
+
+
+def test_the_true_world_is_likelier_than_the_sampled_ones_when_seats_play_greedy():
+    """Seats that played greedy: the true world explains their plays better than most
+    sampled worlds, the more so the less noise the model assumes; with EPS = 1 (random
+    play) only the number of legal cards at each play tells worlds apart."""
+    rules = Rules(target_score=None)
+    engine = _greedy_round(rules, 32, seed=5, plies=17)
+    st = engine.state
+    seat = st.current_player.astype(np.int64)
+    know = knowledge(decode(observe(engine, seat)), np.arange(32), 4)
+    true = st.hands[np.arange(32)[:, None], (seat[:, None] + np.arange(4)) % 4]
+    hands, _ = sample_hidden(know, rules, 64, np.random.default_rng(0))
+    margin = {}
+    for eps in (0.1, 0.5, 1.0):
+        sampled = play_likelihood(know, hands, rules, eps).reshape(32, 64)
+        margin[eps] = (play_likelihood(know, true, rules, eps)[:, None] - sampled).mean()
+    assert margin[0.1] > margin[0.5] > margin[1.0] and margin[0.5] > 1.0
+
+
+def test_a_weighed_belief_keeps_distinct_consistent_and_likelier_worlds():
+    rules = Rules(game="hearts", passing=False, target_score=None)
+    engine = _greedy_round(rules, 8, seed=2, plies=14)
+    seat = engine.state.current_player.astype(np.int64)
+    know = knowledge(decode(observe(engine, seat)), np.arange(8), 4)
+    weighed = Belief("greedy:0.2", candidates=8).sample(know, rules, 16, np.random.default_rng(1))
+    plain = Belief("uniform").sample(know, rules, 16, np.random.default_rng(1))
+    for hands, _ in (weighed, plain):
+        assert hands.shape == (8 * 16, 4)
+    mean = [play_likelihood(know, h, rules, 0.2).mean() for h, _ in (weighed, plain)]
+    assert mean[0] > mean[1] + 1.0
+    for d in range(8):  # distinct worlds (no repeats), each a full deal of the unseen cards
+        rows = weighed[0][d * 16:(d + 1) * 16]
+        assert len({tuple(r) for r in rows.tolist()}) == 16
+        unseen = np.bitwise_or.reduce(rows, axis=1) | weighed[1][d * 16:(d + 1) * 16]
+        assert (unseen == unseen[0]).all()
+
+
+@pytest.mark.parametrize("spec, candidates", [("greedy:0", 4), ("greedy:1.5", 4),
+                                              ("random", 4), ("uniform:0.1", 4),
+                                              ("greedy:x", 4), ("greedy:0.1", 0)])
+def test_bad_beliefs_are_clear_errors(spec, candidates):
+    with pytest.raises(ValueError, match="belief"):
+        make_agent("mc", belief=spec, belief_candidates=candidates)
+
+
 # ------------------------------------------------------------------ no peeking
 def _swap_hidden(state, seat: int, rng: np.random.Generator):
     """A copy with two hidden cards of one suit swapped between two other seats (voids kept:
@@ -247,7 +329,7 @@ def _swap_hidden(state, seat: int, rng: np.random.Generator):
 
 @pytest.mark.parametrize("name", ["smoor-4", "smoor-3", "trump", "hearts-4-no-pass",
                                   "hearts-5"])
-@pytest.mark.parametrize("agent", ["mc", "ismcts"])
+@pytest.mark.parametrize("agent", ["mc", "ismcts", "mc-belief", "ismcts-belief"])
 def test_search_agents_do_not_peek_at_hidden_cards(name, agent):
     rules = RULE_SETS[name]
     checked = 0
@@ -267,7 +349,9 @@ def test_search_agents_do_not_peek_at_hidden_cards(name, agent):
         assert (obs_a["observation"] == obs_b["observation"]).all()
         assert (obs_a["action_mask"] == obs_b["action_mask"]).all()
         assert (st.hands != other.hands).any()
-        player = make_agent("mc", worlds=16) if agent == "mc" else small_ismcts()
+        belief = "greedy:0.2" if agent.endswith("belief") else "uniform"
+        player = make_agent("mc", worlds=16, belief=belief) if agent.startswith("mc") \
+            else small_ismcts(belief=belief)
         a = player.act(obs_a, np.random.default_rng(seed))
         b = player.act(obs_b, np.random.default_rng(seed))
         assert a.tolist() == b.tolist()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+import tyro
 
 from experiments import play
 from smoor_env import Rules, parse_card
@@ -114,8 +117,47 @@ def test_hint_values_every_legal_move():
     assert all(-26 <= v <= 0 for v in values.values())  # Hearts: minus penalty points
 
 
+def _rules(argv: list[str]) -> Rules:
+    return tyro.cli(play.Args, args=argv).rules.rules()
+
+
+def test_rule_options_are_the_rules_fields_with_the_games_defaults():
+    options = {f.name for f in dataclasses.fields(play.RuleOptions)}
+    assert options == {f.name for f in dataclasses.fields(Rules) if f.init}
+    assert _rules([]) == Rules() and _rules(["--game", "hearts"]) == Rules(game="hearts")
+    assert _rules(["--game", "hearts"]).passing and _rules([]).target_score == 50
+    assert _rules(["--game", "hearts", "--no-passing", "--target-score", "none",
+                   "--num-players", "3"]) == Rules(game="hearts", passing=False,
+                                                   target_score=None, num_players=3)
+    assert _rules(["--target-score", "None", "--max-rounds", "1"]).target_score is None
+    for f in dataclasses.fields(Rules):
+        if f.init and f.type in (bool, "bool"):
+            flag = "--" + f.name.replace("_", "-")
+            assert getattr(tyro.cli(play.Args, args=[flag]).rules, f.name) is True
+            no_flag = "--no-" + f.name.replace("_", "-")
+            assert getattr(tyro.cli(play.Args, args=[no_flag]).rules, f.name) is False
+
+
+def test_help_lists_every_option_with_its_default_once(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        play.main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    # Each option's entry: from its flag to the next one.
+    entries = re.split(r"\n[│| ]*(?=--[a-z])", text)[1:]
+    names = {entry.split()[0].rstrip(",") for entry in entries}
+    assert {"--" + f.name.replace("_", "-") for f in dataclasses.fields(Rules) if f.init} <= names
+    assert {"--agents", "--seat", "--seed", "--record", "--hint-worlds", "--plain"} <= names
+    for entry in entries:
+        assert entry.count("(default:") == 1, entry
+    passing = next(entry for entry in entries if entry.startswith("--passing, --no-passing"))
+    assert "(default: the game's)" in passing
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--seat", "7"], "--seat must be a seat 0..3"),
+    (["--target-score", "many"], "--target-score"),
+    (["--game", "bridge"], "'bridge'"),
     (["--game", "hearts", "--bidding"], "Smoorverliefd options cannot be used in Hearts"),
     (["--agents", "greedy", "mc"], "one for each of the 3 other seats"),
     (["--agents", "nobody"], "unknown agent 'nobody'"),
