@@ -152,6 +152,9 @@ class Args:
     """stop an update's epochs early above this approximate KL (None: never)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the shared MLP trunk"""
+    obs_size: int = 0
+    """features the network reads, a prefix of the observation layout (0: all of today's
+    layout; e.g. 1076 for labels made before the card_trick block was added)"""
     init: str = ""
     """start from this checkpoint's network (a shipped name or a path, e.g. an
     imitation-only run's model.pt; its layer sizes replace ``hidden``), not a fresh one"""
@@ -327,11 +330,12 @@ class Table:
         return reward, done & valid, valid
 
 
-def label_decisions(args: Args, members: list, seed: int) -> dict[str, np.ndarray]:
+def label_decisions(args: Args, members: list, seed: int,
+                    obs_size: int = OBSERVATION_SIZE) -> dict[str, np.ndarray]:
     """``args.imitate``'s decisions in the learner's seat against the league.
 
-    Returns ``"observations"`` (D, OBSERVATION_SIZE) int8 (compact: times
-    ``compact_scale()`` gives the float observation), ``"masks"`` (D, 70) bool,
+    Returns ``"observations"`` (D, obs_size) int8 (compact: times ``compact_scale()``
+    gives the float observation; the first ``obs_size`` features), ``"masks"`` (D, 70) bool,
     ``"actions"`` (D,) int64 the teacher's choices and ``"values"`` (D, 70) float32 its
     estimated value of every action it searched (a teacher with ``evaluate``, as ``mc``;
     NaN elsewhere: illegal, forced, heuristic phases, or a teacher without values).
@@ -342,9 +346,11 @@ def label_decisions(args: Args, members: list, seed: int) -> dict[str, np.ndarra
     if path is not None and path.exists():
         with np.load(path) as stored:
             data = {key: stored[key] for key in stored.files}
-        if data["observations"].shape[1] != OBSERVATION_SIZE:
-            raise ValueError(f"{path} holds observations of {data['observations'].shape[1]} "
-                             f"features, this layout has {OBSERVATION_SIZE}: label again")
+        width = data["observations"].shape[1]
+        if width < obs_size:
+            raise ValueError(f"{path} holds observations of {width} features, the network "
+                             f"reads {obs_size}: label again, or train on --obs-size {width}")
+        data["observations"] = data["observations"][:, :obs_size]
         return data
     name, options = parse_agent(args.imitate)
     teacher = make_agent(name, **options)
@@ -386,6 +392,7 @@ def label_decisions(args: Args, members: list, seed: int) -> dict[str, np.ndarra
             partial.replace(path.with_name(path.stem + ".labelling.npz")
                             if (taken < per_table).any() else path)
     data = {key: np.concatenate(value) for key, value in parts.items()}
+    data["observations"] = data["observations"][:, :obs_size]
     return data
 
 
@@ -411,14 +418,14 @@ def imitate(net: PolicyNet, args: Args, members: list, seed: int) -> dict[str, f
     on the held-out decisions, the share where the argmax policy agrees with the teacher
     and its mean regret by the teacher's own values (best value less the value of the
     policy's choice, where the teacher searched)."""
-    data = label_decisions(args, members, seed)
+    data = label_decisions(args, members, seed, net.obs_size)
     generator = torch.Generator().manual_seed(seed)
     size = len(data["actions"])
     order = torch.randperm(size, generator=generator).numpy()
     held = order[:size // 20]  # (H,) held out
     fit = order[size // 20:]  # (F,)
-    obs_t = torch.as_tensor(data["observations"])  # (D, OBSERVATION_SIZE) int8
-    scale = torch.as_tensor(compact_scale())  # (OBSERVATION_SIZE,)
+    obs_t = torch.as_tensor(data["observations"])  # (D, obs_size) int8
+    scale = torch.as_tensor(compact_scale()[:net.obs_size])  # (obs_size,)
     mask_t = torch.as_tensor(data["masks"])  # (D, 70)
     target_t = torch.as_tensor(soft_targets(data["values"], data["actions"],
                                             args.imitate_temperature))  # (D, 70)
@@ -515,7 +522,8 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
     torch.backends.cudnn.deterministic = args.torch_deterministic
     rng = np.random.default_rng(seed)
 
-    net = load_checkpoint(args.init)[0].train() if args.init else PolicyNet(tuple(args.hidden))
+    net = load_checkpoint(args.init)[0].train() if args.init else PolicyNet(
+        tuple(args.hidden), obs_size=args.obs_size or OBSERVATION_SIZE)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     selfplay = SelfPlay(net, args.snapshot_pool, rng) if "self" in args.opponents else None
     members = league_members(args.opponents, selfplay and selfplay.agent)
