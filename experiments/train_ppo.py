@@ -102,7 +102,8 @@ class Args:
     """agent whose decisions the policy clones before PPO (mc, mc:worlds=16, greedy);
     empty: start from scratch"""
     imitate_decisions: int = 20_000
-    """decisions of that agent in the learner's seat to clone (against the league)"""
+    """decisions of that agent in the learner's seat to clone (against the league; the
+    player counts take turns, one step of all their games each, until there are this many)"""
     imitate_epochs: int = 10
     """epochs of cross-entropy training over them"""
     imitate_temperature: float = 0.0
@@ -115,7 +116,8 @@ class Args:
     labelling (several runs then share one labelling)"""
     imitate_save_every: int = 5000
     """with imitate_data: write the labels so far every this many decisions, to
-    <stem>.labelling.npz (rename it to imitate_data to use an interrupted labelling)"""
+    <stem>.labelling.npz (rename it to imitate_data to use an interrupted labelling: it
+    holds what --imitate-decisions <its size> labels)"""
 
     # PPO
     total_timesteps: int = 1_000_000
@@ -355,18 +357,16 @@ def label_decisions(args: Args, members: list, seed: int,
     name, options = parse_agent(args.imitate)
     teacher = make_agent(name, **options)
     rng = np.random.default_rng(seed)
-    per_table = -(-args.imitate_decisions // len(args.num_players))
     to_compact = 1.0 / compact_scale()  # (OBSERVATION_SIZE,)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "masks", "actions",
                                                            "values")}
     tables = [Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
               for offset, players in enumerate(args.num_players)]
-    taken = np.zeros(len(tables), np.int64)  # (T,) decisions labelled per table
-    saved = 0
-    while (taken < per_table).any():
-        # The tables take turns, so that an interrupted labelling has every player count.
-        for index in np.flatnonzero(taken < per_table):
-            table = tables[index]
+    taken = saved = 0
+    while taken < args.imitate_decisions:
+        # The tables take turns (one step each), so that every player count gets the same
+        # number of steps and an interrupted labelling equals a shorter complete one.
+        for table in tables:
             live = ~table.resetting  # (N,)
             chosen = np.full(args.num_envs, RESTART_ACTION, np.int64)
             mask = table.info["action_mask"][live]  # (L, 70)
@@ -380,17 +380,17 @@ def label_decisions(args: Args, members: list, seed: int,
             parts["masks"].append(mask)
             parts["actions"].append(chosen[live])
             parts["values"].append(values.astype(np.float32))
-            taken[index] += int(live.sum())
+            taken += int(live.sum())
             table.step(chosen)
-        if path is not None and (taken.sum() - saved >= args.imitate_save_every
-                                 or (taken >= per_table).all()):
+        if path is not None and (taken - saved >= args.imitate_save_every
+                                 or taken >= args.imitate_decisions):
             # Written as it goes: a labelling stopped early leaves a usable file.
-            saved = int(taken.sum())
+            saved = taken
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(path.stem + ".partial.npz")
             np.savez(partial, **{key: np.concatenate(value) for key, value in parts.items()})
             partial.replace(path.with_name(path.stem + ".labelling.npz")
-                            if (taken < per_table).any() else path)
+                            if taken < args.imitate_decisions else path)
     data = {key: np.concatenate(value) for key, value in parts.items()}
     data["observations"] = data["observations"][:, :obs_size]
     return data
