@@ -8,8 +8,12 @@ often). One policy can learn 3, 4 and 5 players at once (``--num-players 3 4 5``
 vector environment of ``--num-envs`` games per player count, one batch for PPO; the
 observation has one size for all). ``--imitate mc`` first clones a search agent's
 decisions (behaviour cloning on ``--imitate-decisions`` of its decisions in the
-learner's seat against the league), then PPO goes on from there. Illegal actions get a
-large negative logit, so the policy only ever plays legal moves.
+learner's seat against the league), then PPO goes on from there; with
+``--imitate-temperature T`` it distils the teacher's action values (``mc.evaluate``:
+softmax(value / T) over the cards searched) instead of its argmax, ``--imitate-data``
+keeps the labels in a file for later runs, and ``--total-timesteps 0`` stops after the
+imitation. Illegal actions get a large negative logit, so the policy only ever plays
+legal moves.
 
 Every ``eval_interval`` updates the argmax policy plays ``eval_episodes`` fixed deals
 per player count against ``--eval-opponents``; the mean return per round goes to a
@@ -20,6 +24,8 @@ TensorBoard in each run folder. Needs the ``rl`` extra (PyTorch; TensorBoard for
 
     python -m experiments.train_ppo --total-timesteps 2000000 --opponents greedy random self
     python -m experiments.train_ppo --num-players 3 4 5 --imitate mc --seeds 0 1 2 --track
+    python -m experiments.train_ppo --imitate mc --imitate-temperature 0.3 \
+        --imitate-data labels.npz --imitate-decisions 100000 --total-timesteps 0
     python -m experiments.train_ppo --help
 
 A checkpoint plays as the ``ppo`` agent: ``make_agent("ppo", checkpoint=...)``,
