@@ -8,8 +8,12 @@ often). One policy can learn 3, 4 and 5 players at once (``--num-players 3 4 5``
 vector environment of ``--num-envs`` games per player count, one batch for PPO; the
 observation has one size for all). ``--imitate mc`` first clones a search agent's
 decisions (behaviour cloning on ``--imitate-decisions`` of its decisions in the
-learner's seat against the league), then PPO goes on from there. Illegal actions get a
-large negative logit, so the policy only ever plays legal moves.
+learner's seat against the league), then PPO goes on from there; with
+``--imitate-temperature T`` it distils the teacher's action values (``mc.evaluate``:
+softmax(value / T) over the cards searched) instead of its argmax, ``--imitate-data``
+keeps the labels in a file for later runs, and ``--total-timesteps 0`` stops after the
+imitation. Illegal actions get a large negative logit, so the policy only ever plays
+legal moves.
 
 Every ``eval_interval`` updates the argmax policy plays ``eval_episodes`` fixed deals
 per player count against ``--eval-opponents``; the mean return per round goes to a
@@ -20,6 +24,8 @@ TensorBoard in each run folder. Needs the ``rl`` extra (PyTorch; TensorBoard for
 
     python -m experiments.train_ppo --total-timesteps 2000000 --opponents greedy random self
     python -m experiments.train_ppo --num-players 3 4 5 --imitate mc --seeds 0 1 2 --track
+    python -m experiments.train_ppo --imitate mc --imitate-temperature 0.3 \
+        --imitate-data labels.npz --imitate-decisions 100000 --total-timesteps 0
     python -m experiments.train_ppo --help
 
 A checkpoint plays as the ``ppo`` agent: ``make_agent("ppo", checkpoint=...)``,
@@ -46,10 +52,10 @@ from torch.distributions import Categorical
 
 from agents import make_agent, parse_agent
 from agents.environments import resolve_opponents
-from agents.ppo import PolicyNet, PPOAgent, save_checkpoint
+from agents.ppo import PolicyNet, PPOAgent, load_checkpoint, save_checkpoint
 from smoor_env import Rules
 from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv
-from smoor_env.observation import OBSERVATION_SIZE
+from smoor_env.observation import OBSERVATION_SIZE, compact_scale
 from smoor_env.state import NUM_ACTIONS
 
 
@@ -101,9 +107,22 @@ class Args:
     """agent whose decisions the policy clones before PPO (mc, mc:worlds=16, greedy);
     empty: start from scratch"""
     imitate_decisions: int = 20_000
-    """decisions of that agent in the learner's seat to clone (against the league)"""
+    """decisions of that agent in the learner's seat to clone (against the league; the
+    player counts take turns, one step of all their games each, until there are this many)"""
     imitate_epochs: int = 10
     """epochs of cross-entropy training over them"""
+    imitate_temperature: float = 0.0
+    """soft targets: with a teacher that values its actions (mc), clone softmax(value / T)
+    over the actions it searched (T in points of the game); 0: its argmax only"""
+    imitate_learning_rate: float = 3e-4
+    """Adam learning rate of the imitation (annealed linearly to 0)"""
+    imitate_data: str = ""
+    """.npz file of the teacher's labelled decisions: read if it exists, else written after
+    labelling (several runs then share one labelling)"""
+    imitate_save_every: int = 5000
+    """with imitate_data: write the labels so far every this many decisions, to
+    <stem>.labelling.npz (rename it to imitate_data to use an interrupted labelling: it
+    holds what --imitate-decisions <its size> labels)"""
 
     # PPO
     total_timesteps: int = 1_000_000
@@ -140,6 +159,15 @@ class Args:
     """stop an update's epochs early above this approximate KL (None: never)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the shared MLP trunk"""
+    obs_size: int = 0
+    """features the network reads, a prefix of the observation layout (0: all of today's
+    layout; e.g. 1076 for labels made before the card_trick block was added)"""
+    init: str = ""
+    """start from this checkpoint's network (a shipped name or a path, e.g. an
+    imitation-only run's model.pt; its layer sizes replace ``hidden``), not a fresh one"""
+    value_warmup: int = 0
+    """first PPO updates that fit only the value head (after imitation the critic knows
+    nothing yet, and its advantages would spoil the cloned policy)"""
 
     # Evaluation, logging, checkpoints
     eval_interval: int = 10
@@ -309,49 +337,128 @@ class Table:
         return reward, done & valid, valid
 
 
-def imitate(net: PolicyNet, optimizer: optim.Optimizer, args: Args, members: list,
-            seed: int) -> dict[str, float]:
-    """Behaviour cloning: ``args.imitate``'s decisions in the learner's seat against the
-    league, then ``imitate_epochs`` of cross-entropy on them. Returns its final loss and
-    the share of decisions the argmax policy then agrees with."""
+def label_decisions(args: Args, members: list, seed: int,
+                    obs_size: int = OBSERVATION_SIZE) -> dict[str, np.ndarray]:
+    """``args.imitate``'s decisions in the learner's seat against the league.
+
+    Returns ``"observations"`` (D, obs_size) int8 (compact: times ``compact_scale()``
+    gives the float observation; the first ``obs_size`` features), ``"masks"`` (D, 70) bool,
+    ``"actions"`` (D,) int64 the teacher's choices and ``"values"`` (D, 70) float32 its
+    estimated value of every action it searched (a teacher with ``evaluate``, as ``mc``;
+    NaN elsewhere: illegal, forced, heuristic phases, or a teacher without values).
+    With ``args.imitate_data`` the labels are read from that ``.npz`` file if it exists,
+    else written there, so that several runs share one labelling.
+    """
+    path = Path(args.imitate_data) if args.imitate_data else None
+    if path is not None and path.exists():
+        with np.load(path) as stored:
+            data = {key: stored[key] for key in stored.files}
+        width = data["observations"].shape[1]
+        if width < obs_size:
+            raise ValueError(f"{path} holds observations of {width} features, the network "
+                             f"reads {obs_size}: label again, or train on --obs-size {width}")
+        data["observations"] = data["observations"][:, :obs_size]
+        return data
     name, options = parse_agent(args.imitate)
     teacher = make_agent(name, **options)
     rng = np.random.default_rng(seed)
-    per_table = -(-args.imitate_decisions // len(args.num_players))
-    observations, masks, actions = [], [], []
-    for offset, players in enumerate(args.num_players):
-        table = Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
-        taken = 0
-        while taken < per_table:
+    to_compact = 1.0 / compact_scale()  # (OBSERVATION_SIZE,)
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "masks", "actions",
+                                                           "values")}
+    tables = [Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
+              for offset, players in enumerate(args.num_players)]
+    taken = saved = 0
+    while taken < args.imitate_decisions:
+        # The tables take turns (one step each), so that every player count gets the same
+        # number of steps and an interrupted labelling equals a shorter complete one.
+        for table in tables:
             live = ~table.resetting  # (N,)
             chosen = np.full(args.num_envs, RESTART_ACTION, np.int64)
-            mask = table.info["action_mask"]
-            chosen[live] = teacher.act({"observation": table.obs[live],
-                                        "action_mask": mask[live]}, rng)
-            observations.append(table.obs[live])
-            masks.append(mask[live])
-            actions.append(chosen[live])
+            mask = table.info["action_mask"][live]  # (L, 70)
+            view = {"observation": table.obs[live], "action_mask": mask}
+            if hasattr(teacher, "evaluate"):
+                chosen[live], values = teacher.evaluate(view, rng)
+            else:
+                chosen[live] = teacher.act(view, rng)
+                values = np.full(mask.shape, np.nan)
+            parts["observations"].append(np.rint(table.obs[live] * to_compact).astype(np.int8))
+            parts["masks"].append(mask)
+            parts["actions"].append(chosen[live])
+            parts["values"].append(values.astype(np.float32))
             taken += int(live.sum())
             table.step(chosen)
-    obs_t = torch.as_tensor(np.concatenate(observations))  # (D, 1076)
-    mask_t = torch.as_tensor(np.concatenate(masks))  # (D, 70)
-    act_t = torch.as_tensor(np.concatenate(actions))  # (D,)
-    size = len(act_t)
-    minibatch = max(1, min(1024, size // 4))
+        if path is not None and (taken - saved >= args.imitate_save_every
+                                 or taken >= args.imitate_decisions):
+            # Written as it goes: a labelling stopped early leaves a usable file.
+            saved = taken
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(path.stem + ".partial.npz")
+            np.savez(partial, **{key: np.concatenate(value) for key, value in parts.items()})
+            partial.replace(path.with_name(path.stem + ".labelling.npz")
+                            if taken < args.imitate_decisions else path)
+    data = {key: np.concatenate(value) for key, value in parts.items()}
+    data["observations"] = data["observations"][:, :obs_size]
+    return data
+
+
+def soft_targets(values: np.ndarray, actions: np.ndarray, temperature: float) -> np.ndarray:
+    """(D, 70) float32 target distributions: softmax(values / temperature) over the actions
+    the teacher searched ((D, 70) values, NaN elsewhere), or one-hot on the teacher's
+    action ((D,) ``actions``) where it searched nothing or ``temperature`` is 0."""
+    searched = ~np.isnan(values)  # (D, 70)
+    rows = searched.any(axis=1) & (temperature > 0)  # (D,)
+    targets = np.zeros(values.shape, np.float32)
+    targets[np.arange(len(actions)), actions] = 1.0
+    scaled = np.where(searched[rows], values[rows] / max(temperature, 1e-9), -np.inf)
+    scaled -= scaled.max(axis=1, keepdims=True)
+    weights = np.exp(scaled)  # (R, 70) zero where not searched
+    targets[rows] = weights / weights.sum(axis=1, keepdims=True)
+    return targets
+
+
+def imitate(net: PolicyNet, args: Args, members: list, seed: int) -> dict[str, float]:
+    """Behaviour cloning of ``args.imitate`` (``label_decisions``): ``imitate_epochs`` of
+    cross-entropy against ``soft_targets`` (Adam at ``imitate_learning_rate``, annealed
+    linearly to 0), 5% of the decisions held out. Returns the size, the final loss and,
+    on the held-out decisions, the share where the argmax policy agrees with the teacher
+    and its mean regret by the teacher's own values (best value less the value of the
+    policy's choice, where the teacher searched)."""
+    data = label_decisions(args, members, seed, net.obs_size)
+    generator = torch.Generator().manual_seed(seed)
+    size = len(data["actions"])
+    order = torch.randperm(size, generator=generator).numpy()
+    held = order[:size // 20]  # (H,) held out
+    fit = order[size // 20:]  # (F,)
+    obs_t = torch.as_tensor(data["observations"])  # (D, obs_size) int8
+    scale = torch.as_tensor(compact_scale()[:net.obs_size])  # (obs_size,)
+    mask_t = torch.as_tensor(data["masks"])  # (D, 70)
+    target_t = torch.as_tensor(soft_targets(data["values"], data["actions"],
+                                            args.imitate_temperature))  # (D, 70)
+    optimizer = optim.Adam(net.parameters(), lr=args.imitate_learning_rate, eps=1e-5)
+    minibatch = max(1, min(1024, len(fit) // 4))
+    total = args.imitate_epochs * -(-len(fit) // minibatch)
     loss = torch.tensor(0.0)
-    for _ in range(args.imitate_epochs):
-        order = torch.randperm(size)
-        for begin in range(0, size, minibatch):
-            idx = order[begin:begin + minibatch]
-            logits, _ = net(obs_t[idx], mask_t[idx])
-            loss = nn.functional.cross_entropy(logits, act_t[idx])
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-            optimizer.step()
+    for update in range(total):
+        if update % -(-len(fit) // minibatch) == 0:
+            fit = fit[torch.randperm(len(fit), generator=generator).numpy()]
+        begin = (update % -(-len(fit) // minibatch)) * minibatch
+        idx = torch.as_tensor(fit[begin:begin + minibatch])
+        optimizer.param_groups[0]["lr"] = args.imitate_learning_rate * (1 - update / total)
+        logits, _ = net(obs_t[idx].float() * scale, mask_t[idx])
+        loss = nn.functional.cross_entropy(logits, target_t[idx])
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+        optimizer.step()
     with torch.no_grad():
-        agree = (net(obs_t, mask_t)[0].argmax(dim=1) == act_t).float().mean()
-    return {"decisions": size, "loss": float(loss.detach()), "agreement": float(agree)}
+        choice = net(obs_t[held].float() * scale, mask_t[held])[0].argmax(dim=1).numpy()
+    values = data["values"][held]  # (H, 70)
+    searched = ~np.isnan(values).all(axis=1)  # (H,)
+    best = np.nanmax(values[searched], axis=1)
+    regret = best - values[searched][np.arange(searched.sum()), choice[searched]]
+    return {"decisions": size, "loss": float(loss.detach()),
+            "held_out_agreement": float(np.mean(choice == data["actions"][held])),
+            "held_out_regret": float(np.mean(regret)) if len(regret) else float("nan")}
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -420,14 +527,15 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
     torch.backends.cudnn.deterministic = args.torch_deterministic
     rng = np.random.default_rng(seed)
 
-    net = PolicyNet(tuple(args.hidden))
+    net = load_checkpoint(args.init)[0].train() if args.init else PolicyNet(
+        tuple(args.hidden), obs_size=args.obs_size or OBSERVATION_SIZE)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     selfplay = SelfPlay(net, args.snapshot_pool, rng) if "self" in args.opponents else None
     members = league_members(args.opponents, selfplay and selfplay.agent)
     start = time.time()
     cpu_start = time.process_time()
     if args.imitate:
-        cloned = imitate(net, optimizer, args, members, seed)
+        cloned = imitate(net, args, members, seed)
         if selfplay is not None:
             selfplay.refresh(net)
         if args.progress:
@@ -440,7 +548,7 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
 
     n, t_steps = args.num_envs * len(tables), args.num_steps
     batch_size = n * t_steps
-    num_iterations = max(1, args.total_timesteps // batch_size)
+    num_iterations = args.total_timesteps // batch_size  # 0: imitation only
     obs_buf = torch.zeros((t_steps, n, OBSERVATION_SIZE))
     mask_buf = torch.zeros((t_steps, n, NUM_ACTIONS), dtype=torch.bool)
     act_buf = torch.zeros((t_steps, n), dtype=torch.long)
@@ -559,9 +667,14 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
                 else:
                     v_loss = 0.5 * ((value - b_ret[idx]) ** 2).mean()
                 entropy = dist.entropy().mean()
-                loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                warmup = iteration <= args.value_warmup
+                loss = args.vf_coef * v_loss if warmup else \
+                    pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
+                if warmup:  # only the value head learns; the trunk and policy stay as they are
+                    for param in (*net.trunk.parameters(), *net.policy.parameters()):
+                        param.grad = None
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
                 optimizer.step()
             if args.target_kl is not None and approx_kl > args.target_kl:

@@ -101,6 +101,50 @@ def test_train_ppo_league_players_imitation_seeds_smoke(tmp_path: Path) -> None:
     play_rounds(agent, Rules(num_players=5, target_score=None), 8, seed=2)
 
 
+def test_imitation_of_mc_values_labels_once_and_reuses_them(tmp_path: Path) -> None:
+    """Soft targets from mc's action values; the labels are written once, then read back
+    (a second run labels nothing: its teacher could not even be built)."""
+    data = tmp_path / "labels.npz"
+    _train(tmp_path, "--total-timesteps", "0", "--num-players", "3", "--imitate",
+           "mc:worlds=4", "--imitate-decisions", "96", "--imitate-epochs", "2",
+           "--imitate-temperature", "0.5", "--imitate-data", str(data))
+    with np.load(data) as stored:
+        assert stored["observations"].dtype == np.int8 and len(stored["actions"]) >= 96
+        values, masks = stored["values"], stored["masks"]
+    assert (np.isnan(values) | masks).all(), "a value for an illegal action"
+    assert (~np.isnan(values)).any(axis=1).mean() > 0.5, "mc searched too few decisions"
+    _train(tmp_path, "--total-timesteps", "0", "--num-players", "3", "--imitate",
+           "no_such_agent", "--imitate-epochs", "1", "--imitate-temperature", "0.5",
+           "--imitate-data", str(data), "--exp-name", "again")
+
+
+def test_init_from_checkpoint_with_value_warmup(tmp_path: Path) -> None:
+    """--init starts from a checkpoint; during --value-warmup only the value head moves."""
+    _train(tmp_path, "--total-timesteps", "0", "--imitate", "greedy", "--imitate-decisions",
+           "64", "--imitate-epochs", "1")
+    first = tmp_path / "runs" / "ppo__smoorverliefd_4p__seed0" / "model.pt"
+    _train(tmp_path, "--total-timesteps", "256", "--value-warmup", "1", "--init", str(first),
+           "--exp-name", "warm")
+    before = torch.load(first, weights_only=True)["model"]
+    after = torch.load(tmp_path / "runs" / "warm__smoorverliefd_4p__seed0" / "model.pt",
+                       weights_only=True)["model"]
+    assert before.keys() == after.keys()
+    for key in before:
+        assert torch.equal(before[key], after[key]) != key.startswith("value."), key
+
+
+def test_soft_targets() -> None:
+    from experiments.train_ppo import soft_targets
+
+    nan = np.nan
+    values = np.array([[1.0, 0.0, nan, nan], [nan, nan, nan, nan]])  # (2, 4)
+    actions = np.array([1, 3])
+    targets = soft_targets(values, actions, temperature=1.0)
+    assert np.allclose(targets[0], [np.e / (np.e + 1), 1 / (np.e + 1), 0, 0])
+    assert np.allclose(targets[1], [0, 0, 0, 1])  # nothing searched: the teacher's action
+    assert np.allclose(soft_targets(values, actions, temperature=0.0)[0], [0, 1, 0, 0])
+
+
 def test_league_draws_opponents_per_episode() -> None:
     from experiments.train_ppo import League
 
