@@ -14,8 +14,8 @@ For each decision of the play phase the agent
 3. builds one engine ``State`` per (world, legal action, rollout) and evaluates
    them all in ONE batch of the vectorised engine: the candidate card is played,
    then every seat (itself included) plays with the rollout policy (``"random"``:
-   ``Engine.sample_legal``; ``"greedy"``: the greedy agent on each seat's own
-   observation) to the end of the round;
+   ``Engine.sample_legal``; ``"greedy"``: ``greedy_play`` on the engine's arrays;
+   ``"greedy:EPS"``: the other seats err with probability EPS) to the end of the round;
 4. scores each game by its own round points (Smoorverliefd: points, higher is
    better; with partners ``round_points`` are already the team's; Hearts: minus
    penalty points, after shooting the moon) and plays the action with the best
@@ -33,18 +33,19 @@ flags must match the observations). ``target_score`` is not observable and does
 not matter: the agent values a move by the points of the current round only
 (rollouts use ``target_score=None``); match standing is ignored.
 
-Not done by search (documented simplifications):
+Other decisions and world sampling:
 
-* Phases other than play (Hearts passing, Blinde Liefde bids, Cupid's Arrow's
-  cursed suit) use the greedy agent's choice.
-* World sampling uses voids, hand sizes, the dead pile and passed cards, but not
-  the weaker inferences of Hearts' special rules (a heart discarded to the first
-  trick, or hearts led before they were broken, reveal more about that hand).
-* Worlds are drawn card by card, each card going to a seat with probability
-  proportional to its free places among the seats allowed to hold it and able to
-  keep the rest of the deal feasible (checked exactly with Hall's condition over
-  the 16 suit subsets). Without voids that is an exactly uniform deal; with voids
-  it is close to, not exactly, uniform over the consistent deals.
+* Hearts passing uses ``agents.search.pass_card`` (a hand-aware heuristic); Blinde
+  Liefde's bid and Cupid's Arrow's cursed suit are chosen by simulation, every
+  candidate evaluated over the same sampled worlds.
+* Worlds respect every void the observation shows, Hearts' inferences included
+  (``smoor_env.observation``), hand sizes, the dead pile and the cards passed. They
+  are drawn card by card, each card going to a seat with probability proportional
+  to its free places among the seats allowed to hold it and able to keep the rest
+  of the deal feasible (checked exactly with Hall's condition over the 16 suit
+  subsets): without voids an exactly uniform deal, with voids close to uniform.
+  ``belief="greedy:EPS"`` weighs them by how likely the other seats' plays were
+  (``agents.search.Belief``).
 * Once a decision is left with one legal action it is played without search.
 
 Determinism: the decision is a function of (observation, the generator's state)
