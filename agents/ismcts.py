@@ -40,7 +40,15 @@ import numpy as np
 from agents.base import register
 from agents.mc import MCAgent
 from agents.rollout import RolloutPolicy
-from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
+from agents.search import (
+    Belief,
+    Playouts,
+    SearchAgent,
+    build_worlds,
+    knowledge,
+    rollout_rules,
+    sample_hidden,
+)
 from smoor_env import cards as C
 from smoor_env.bits import byte_prefix_counts, kth_set_bit
 from smoor_env.rules import Rules
@@ -52,6 +60,21 @@ def _value_scale(rules: Rules) -> float:
     if rules.is_hearts:
         return 26.0
     return 2.0 * (104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points)
+
+
+class _Drawn:
+    """Hidden worlds drawn ahead (``sample_hidden``'s output, T per decision), handed out
+    in consecutive slices of n per decision."""
+
+    def __init__(self, hidden: tuple[np.ndarray, np.ndarray], decisions: int) -> None:
+        self.hands, self.dead = hidden  # (D * T, P), (D * T,)
+        self.d, self.per, self.used = decisions, len(hidden[1]) // max(decisions, 1), 0
+
+    def next(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next n worlds of every decision, row ``d * n + w``."""
+        rows = (np.arange(self.d)[:, None] * self.per + self.used + np.arange(n)).reshape(-1)
+        self.used += n
+        return self.hands[rows], self.dead[rows]
 
 
 @register("ismcts")
@@ -137,16 +160,20 @@ class ISMCTSAgent(SearchAgent):
         # A weighed belief draws its candidate worlds and their likelihoods once; the
         # first wave and each later one pick their worlds from them afresh.
         pool = self.belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform
+        # Uniform worlds: drawn for the whole search in one call (the sampler's cost is
+        # mostly per call, per card of the deck), then handed out wave by wave.
+        drawn = None if pool is not None else \
+            _Drawn(sample_hidden(know, rules, self.seed_worlds + waves * m, rng), d)
         if self.seed_worlds:
             hidden = self.belief.pick(pool, d, self.seed_worlds, rng) if pool is not None \
-                else None
+                else drawn.next(self.seed_worlds)
             size = self._seed_root(know, mask, rules, play_rules, child, visits, total, avail,
                                    size, scale, rng, hidden)
         for wave in range(waves):
             if (self.time_budget is not None and wave
                     and time.perf_counter() - start > self.time_budget):
                 break
-            hidden = self.belief.pick(pool, d, m, rng) if pool is not None else None
+            hidden = self.belief.pick(pool, d, m, rng) if pool is not None else drawn.next(m)
             engine.install(build_worlds(know, rules, m, rng, hidden=hidden))
             st = engine.state
             node = root_of.copy()  # (R,) tree node of each walk

@@ -98,33 +98,33 @@ def sample_hidden(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     Worlds are drawn card by card, each card going to a seat (or the dead pile) with
     probability proportional to its free places among the places allowed to hold
     it and able to keep the rest of the deal feasible (checked exactly with Hall's
-    condition over the 16 suit subsets). Without voids that is an exactly uniform
-    deal; with voids it is close to, not exactly, uniform over the consistent deals.
+    condition over the 16 suit subsets); that is close to, not exactly, uniform over
+    the consistent deals. Only the cards of suits some seat is void in are drawn so;
+    the others fit any place and are shuffled into the room left (``_shuffled``, all
+    rows at once), so a decision with no void shown gets an exactly uniform deal.
     """
     p, w = rules.num_players, worlds
     d = len(know["hand"])
-    r = d * w
-    rep = np.repeat(np.arange(d), w)  # (R,) decision of each row
-    hand = know["hand"][rep]
-    played_by = know["played_by"][rep]  # (R, P)
+    # What the seat knows is the same in every world of a decision: worked out per
+    # decision (D rows), then repeated for the W worlds where the draws begin.
+    hand, played_by = know["hand"], know["played_by"]  # (D,), (D, P)
     played = np.bitwise_or.reduce(played_by, axis=1)
-    deck = np.uint64(rules.deck_mask)
-    receiver = know["receiver"][rep]  # (R,) 0 = none
+    receiver = know["receiver"]  # (D,) 0 = none
     # Cards I passed and nobody has played yet are with the receiver: pinned.
-    pinned = np.where(receiver > 0, know["passed"][rep] & ~played & ~hand, np.uint64(0))
-    unknown = deck & ~hand & ~played & ~pinned  # (R,)
-    hands = np.zeros((r, _SLOTS), np.uint64)
-    rows = np.arange(r)
-    hands[rows, receiver] |= pinned  # receiver 0 only when pinned is empty
-    cap = np.zeros((r, _SLOTS), np.int64)
+    pinned = np.where(receiver > 0, know["passed"] & ~played & ~hand, np.uint64(0))
+    unknown = np.uint64(rules.deck_mask) & ~hand & ~played & ~pinned  # (D,)
+    at = np.arange(d)
+    hands = np.zeros((d, _SLOTS), np.uint64)
+    hands[at, receiver] |= pinned  # receiver 0 only when pinned is empty
+    cap = np.zeros((d, _SLOTS), np.int64)  # (D, 6) free places of each seat and the dead
     cap[:, 1:p] = rules.hand_size - _popcount(played_by[:, 1:])
-    cap[rows, receiver] -= _popcount(pinned)
+    cap[at, receiver] -= _popcount(pinned)
     cap[:, 0] = 0
     cap[:, _DEAD] = rules.dead_count
-    elig = np.zeros((r, _SLOTS, 4), bool)
-    elig[:, 1:p] = ~know["voids"][rep][:, 1:p]
+    elig = np.zeros((d, _SLOTS, 4), bool)  # (D, 6, 4) place may hold suit
+    elig[:, 1:p] = ~know["voids"][:, 1:p]
     elig[:, _DEAD] = True
-    demand = _popcount(unknown[:, None] & _SUIT_MASKS[None, :])  # (R, 4)
+    demand = _popcount(unknown[:, None] & _SUIT_MASKS[None, :])  # (D, 4)
     if (cap.sum(axis=1) != demand.sum(axis=1)).any():
         raise ValueError("inconsistent observation: the unseen cards do not fill the hands")
     # Hall's condition for every suit subset S: cards of S <= places open to some suit of S.
@@ -132,22 +132,50 @@ def sample_hidden(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     slack = (cap[:, :, None] * nbr).sum(axis=1) - demand @ _IN_SUBSET.T.astype(np.int64)
     if (slack < 0).any():
         raise ValueError("inconsistent observation: no deal respects the revealed voids")
-    todo = np.bitwise_or.reduce(unknown) if r else np.uint64(0)
+    # Only the suits some seat is void in need the card-by-card draw; the other cards fit
+    # any place, so they are shuffled into the room left afterwards (a decision with no
+    # void shown: all its cards, an exactly uniform deal).
+    bound = (~elig[:, 1:p]).any(axis=1)  # (D, 4) suits with a void
+    drawn = unknown & np.bitwise_or.reduce(
+        np.where(bound, _SUIT_MASKS[None, :], np.uint64(0)), axis=1)  # (D,)
+    out = np.repeat(hands, w, axis=0)  # (R, 6)
+    slow = np.flatnonzero(drawn)  # decisions with cards to draw one by one
+    if len(slow):
+        rows = (slow[:, None] * w + np.arange(w)).reshape(-1)  # (r,) their worlds
+        sub = np.repeat(np.arange(len(slow)), w)  # (r,) their decision
+        part, cap_rows = _draw_bound(out[rows], cap[slow][sub], slack[slow][sub],
+                                     elig[slow][sub], nbr[slow][sub], drawn[slow][sub], rng)
+        out[rows] = part
+        cap = np.repeat(cap, w, axis=0)
+        cap[rows] = cap_rows
+    else:
+        cap = np.repeat(cap, w, axis=0)
+    out |= _shuffled(np.repeat(unknown & ~drawn, w), cap, rng)
+    return out[:, :p].copy(), out[:, _DEAD].copy()
+
+
+def _draw_bound(hands: np.ndarray, cap: np.ndarray, slack: np.ndarray, elig: np.ndarray,
+                nbr: np.ndarray, drawn: np.ndarray, rng: np.random.Generator
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Deal the cards ``drawn`` (r,) card by card into hands (r, 6) with room cap (r, 6);
+    returns the hands and the room left. Each card goes to a place allowed to hold its
+    suit with probability proportional to its room, among the places that keep every
+    suit subset S feasible (Hall's slack (r, 16) stays >= 0)."""
+    r = len(hands)
+    rows = np.arange(r)
     in_subset = _IN_SUBSET.T.astype(np.int64)  # (4, 16)
     # Slot j may take a card of suit s iff no subset S with s not in S is tight
     # (slack 0) and has j among its places: giving j the card would leave S short.
     # Subsets as the bits of a 16-bit word: bit S of nbr_bits[r, j] = j can hold a suit of S.
     subset_bits = np.left_shift(1, np.arange(16))  # (16,)
-    nbr_bits = nbr @ subset_bits  # (R, 6)
-    voids = bool((~elig[:, 1:p]).any())  # without voids every open place is feasible
-    for card in C.cards_of(int(todo)):
+    nbr_bits = nbr @ subset_bits  # (r, 6)
+    for card in C.cards_of(int(np.bitwise_or.reduce(drawn))):
         suit = card // 13
         bit = C.CARD_BITS[card]
-        has = (unknown & bit) != 0  # (R,)
-        weight = np.where(elig[:, :, suit], cap, 0)  # (R, 6)
-        if voids:
-            tight = ((slack == 0) & ~_IN_SUBSET[:, suit]) @ subset_bits  # (R,)
-            weight = np.where(nbr_bits & tight[:, None], 0, weight)
+        has = (drawn & bit) != 0  # (r,)
+        weight = np.where(elig[:, :, suit], cap, 0)  # (r, 6)
+        tight = ((slack == 0) & ~_IN_SUBSET[:, suit]) @ subset_bits  # (r,)
+        weight = np.where(nbr_bits & tight[:, None], 0, weight)
         cum = np.cumsum(weight, axis=1)
         x = rng.random(r) * cum[:, -1]
         slot = np.minimum((cum <= x[:, None]).sum(axis=1), _SLOTS - 1)
@@ -155,9 +183,25 @@ def sample_hidden(know: dict[str, np.ndarray], rules: Rules, worlds: int,
         js = slot[has]
         hands[sel, js] |= bit
         cap[sel, js] -= 1
-        if voids:
-            slack[sel] += in_subset[suit][None, :] - nbr[sel, js]
-    return hands[:, :p].copy(), hands[:, _DEAD].copy()
+        slack[sel] += in_subset[suit][None, :] - nbr[sel, js]
+    return hands, cap
+
+
+def _shuffled(unknown: np.ndarray, cap: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """(n, 6) uint64: the unseen cards (n,) dealt uniformly into places with free room
+    cap (n, 6) (their sum is the number of unseen cards): the cards in a random order,
+    the first cap[0] to slot 0, the next cap[1] to slot 1, and so on."""
+    n = len(unknown)
+    keys = rng.random((n, 52))  # (n, 52) random order; cards not unseen go last
+    keys[~C.mask_to_bool(unknown)] = 2.0
+    order = np.argsort(keys, axis=1)  # (n, 52) card ids
+    # The cards are distinct bits, so a sum of them is their union: each slot's share is
+    # a difference of the running sums at the ends of consecutive shares.
+    sums = np.zeros((n, 53), np.uint64)  # (n, 53) union of the first k cards of the order
+    np.cumsum(C.CARD_BITS[order], axis=1, out=sums[:, 1:])
+    ends = np.cumsum(cap, axis=1)  # (n, 6) end position of each slot's share
+    at_end = np.take_along_axis(sums, ends, axis=1)  # (n, 6)
+    return at_end - np.concatenate([np.zeros((n, 1), np.uint64), at_end[:, :-1]], axis=1)
 
 
 class Belief:

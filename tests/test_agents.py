@@ -222,6 +222,57 @@ def test_sampled_worlds_respect_everything_the_seat_knows(name, seed, worlds):
         assert t == rules.num_tricks
 
 
+def test_a_deal_with_no_void_shown_is_uniform_over_the_open_places():
+    """Before any void is shown every unseen card is with each other seat in proportion
+    to the cards that seat still holds (and in the dead pile in proportion to its size)."""
+    rules = Rules(num_players=5)  # 10 cards each, 2 dead
+    engine = Engine(rules, 1)
+    engine.reset(4)
+    engine.step(greedy_moves(engine))  # seat 0 leads: the next seat holds 10, the others 10
+    engine.step(greedy_moves(engine))  # ... and now seat 1 has played too
+    obs = observe(engine, engine.state.current_player)
+    know = knowledge(decode(obs), np.arange(1), 5)
+    assert not know["voids"].any()
+    n = 20_000
+    hands, dead = sample_hidden(know, rules, n, np.random.default_rng(0))
+    slots = np.concatenate([hands[:, 1:], dead[:, None]], axis=1)  # (n, 5)
+    room = np.bitwise_count(slots[0]).astype(float)  # the same in every world
+    share = room / room.sum()
+    unseen = np.bitwise_or.reduce(slots, axis=1)[0]
+    for card in C.cards_of(int(unseen))[:8]:
+        where = np.argmax((slots >> np.uint64(card)) & np.uint64(1), axis=1)  # (n,)
+        freq = np.bincount(where, minlength=5) / n
+        assert np.all(np.abs(freq - share) < 5 * np.sqrt(share * (1 - share) / n)), (card, freq)
+
+
+def test_worlds_of_decisions_with_and_without_voids_are_drawn_together_right():
+    """One call for many decisions, some with voids shown and some without: every row
+    keeps its own hand sizes and voids and deals exactly its own unseen cards."""
+    rules = Rules(num_players=4)
+    engine = random_positions(rules, 24, 11)
+    st = engine.state
+    games = np.flatnonzero((st.phase == Phase.PLAY) & ~st.match_over)
+    one = Engine(rules, len(games))
+    one.state = st.take(games)
+    view = decode(observe(one, one.state.current_player))
+    know = knowledge(view, np.arange(len(games)), 4)
+    has_void = know["voids"][:, 1:].any(axis=(1, 2))
+    assert has_void.any() and not has_void.all()
+    w = 16
+    hands, dead = sample_hidden(know, rules, w, np.random.default_rng(1))
+    mine = np.repeat(know["hand"], w)
+    played = np.repeat(np.bitwise_or.reduce(know["played_by"], axis=1), w)
+    unseen = np.uint64(rules.deck_mask) & ~mine & ~played
+    assert (np.bitwise_or.reduce(hands, axis=1) | dead == unseen).all()
+    assert (np.bitwise_count(hands).sum(axis=1) + np.bitwise_count(dead)
+            == np.bitwise_count(unseen)).all()
+    size = rules.hand_size - np.bitwise_count(np.repeat(know["played_by"], w, axis=0))
+    assert (np.bitwise_count(hands[:, 1:]) == size[:, 1:]).all()
+    voids = np.repeat(know["voids"], w, axis=0)  # (R, P, 4)
+    in_suit = (hands[:, :, None] & C.SUIT_MASKS[None, None, :]) != 0
+    assert not (in_suit & voids).any()
+
+
 # ------------------------------------------------------------ weighed beliefs
 def _greedy_round(rules: Rules, batch: int, seed: int, plies: int) -> Engine:
     """Games where every seat played the greedy card for ``plies`` plays (Hearts: no pass)."""
