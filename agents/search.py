@@ -84,6 +84,7 @@ def knowledge(view: dict[str, Any], rows: np.ndarray, p: int) -> dict[str, np.nd
         "hearts_broken": view["hearts_broken"][rows],
         "passed": view["passed"][rows],
         "receiver": view["pass_offset"][rows],
+        "received": view["received"][rows],
         "card_trick": view["card_trick"][rows],
     }
 
@@ -279,6 +280,27 @@ class Belief:
         return self.pick(pool, len(know["hand"]), worlds, rng)
 
 
+def _history(know: dict[str, np.ndarray], rules: Rules
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The round so far as the observation tells it (``card_trick``): (D, 52) the
+    relative seat that played each card (-1 none), (D, T) uint64 the cards of each
+    trick, (D, T) its winner (-1 until it is finished) and (D, T) its leader (the
+    first trick: the opening card's player in Hearts, else left of the dealer; every
+    later one: the winner of the one before; -1 before it starts)."""
+    p, t = rules.num_players, rules.num_tricks
+    trick_of = know["card_trick"]  # (D, 52) trick of each card, -1 = not played
+    bits = (know["played_by"][:, :, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)
+    owner = np.where(bits.any(axis=1), np.argmax(bits, axis=1), -1)  # (D, 52) relative seat
+    in_trick = trick_of[:, None, :] == np.arange(t)[None, :, None]  # (D, T, 52)
+    trick_sets = (in_trick * C.CARD_BITS[None, None, :]).sum(axis=2, dtype=np.uint64)
+    took = (know["won"][:, None, :] & trick_sets[:, :, None]) != 0  # (D, T, P)
+    winner = np.where(took.any(axis=2), np.argmax(took, axis=2), -1)  # (D, T)
+    first = owner[:, opening_card(rules)] if rules.is_hearts else (know["dealer"] + 1) % p
+    leader = np.concatenate([first[:, None], winner[:, :-1]], axis=1)  # (D, T)
+    leader = np.where(np.arange(t)[None, :] <= know["trick_index"][:, None], leader, -1)
+    return owner, trick_sets, winner, leader
+
+
 def play_likelihood(know: dict[str, np.ndarray], hands: np.ndarray, rules: Rules,
                     epsilon: float) -> np.ndarray:
     """(D * N,) float64 log-probability, in each of N worlds per decision, of the cards the
@@ -303,16 +325,7 @@ def play_likelihood(know: dict[str, np.ndarray], hands: np.ndarray, rules: Rules
     d, p, t = len(know["hand"]), rules.num_players, rules.num_tricks
     n = len(hands) // max(d, 1)
     trick_of = know["card_trick"]  # (D, 52) trick of each card, -1 = not played
-    bits = (know["played_by"][:, :, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)
-    owner = np.where(bits.any(axis=1), np.argmax(bits, axis=1), -1)  # (D, 52) relative seat
-    # (D, T) the cards of each trick, and its winner (-1 while it is in progress).
-    in_trick = trick_of[:, None, :] == np.arange(t)[None, :, None]  # (D, T, 52)
-    trick_sets = (in_trick * C.CARD_BITS[None, None, :]).sum(axis=2, dtype=np.uint64)
-    took = (know["won"][:, None, :] & trick_sets[:, :, None]) != 0  # (D, T, P)
-    winner = np.where(took.any(axis=2), np.argmax(took, axis=2), -1)  # (D, T)
-    # (D,) the first trick's leader: the opening card's player, or left of the dealer.
-    first = owner[:, opening_card(rules)] if rules.is_hearts else (know["dealer"] + 1) % p
-    leader = np.concatenate([first[:, None], winner[:, :-1]], axis=1)  # (D, T)
+    owner, trick_sets, winner, leader = _history(know, rules)
     # Each play of another seat: (decision, card), its trick, its place in the trick.
     dec, card = np.nonzero((owner > 0) & (trick_of >= 0))  # (K,) each
     if not len(dec):
@@ -369,9 +382,10 @@ def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     ``belief`` (default: uniform, ``sample_hidden``), or ``hidden`` if given (hands
     (D * W, P), dead (D * W,), as ``sample_hidden`` returns them).
 
-    Completed tricks are not rebuilt card by card (the observation does not give
-    their order): ``trick_cards`` and ``trick_winner`` of earlier tricks stay -1;
-    nothing in play or scoring reads them. Install the result with ``Engine.install``.
+    The completed tricks are rebuilt from the observation's order of play
+    (``trick_cards``, ``trick_leader``, ``trick_winner``), and seat 0's passed cards
+    (``passes``, in card order), so that observations of the worlds (``observe``, for
+    any seat) show the history as it was. Install the result with ``Engine.install``.
     """
     p, t = rules.num_players, rules.num_tricks
     d = len(know["hand"])
@@ -397,8 +411,30 @@ def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     leader = know["leader"][rep]
     lead_card = trick[np.arange(r), np.maximum(leader, 0)]
     st.led_suit[:] = np.where(leader >= 0, lead_card // 13, -1)
+    owner, _, winner, leaders = _history(know, rules)  # per decision
+    trick_of = know["card_trick"]  # (D, 52)
+    done = (trick_of >= 0) & (trick_of < know["trick_index"][:, None])  # (D, 52)
+    dec, card = np.nonzero(done)
+    cards = np.full((d, t, p), -1, np.int8)  # (D, T, P) card of each seat in each trick
+    cards[dec, trick_of[dec, card], owner[dec, card]] = card
+    st.trick_cards[:] = cards[rep]
+    st.trick_winner[:] = winner[rep]
+    st.trick_leader[:] = leaders[rep]
     at = np.minimum(st.trick_index, t - 1).astype(np.int64)
     st.trick_leader[np.arange(r), at] = np.where(leader >= 0, leader, -1)
+    # The passes seat 0 knows: its own, and the giver's (the cards it received); and a
+    # round number with this pass direction (the first of the cycle that has it).
+    passes = np.full((d, p, 3), -1, np.int8)
+    passes[:, 0] = _three_cards(know["passed"])
+    giver = (-know["receiver"]) % p  # (D,) 0 when there is no pass
+    passes[np.arange(d), giver] = np.where((giver > 0)[:, None], _three_cards(know["received"]),
+                                           passes[np.arange(d), giver])
+    st.passes[:] = passes[rep]
+    if rules.is_hearts and rules.passing:
+        cycle = np.arange(1, 9)  # rounds covering every pass direction of the cycle
+        offsets = rules.pass_offset(cycle)  # (P,)
+        first = np.argmax(offsets[None, :] == know["receiver"][:, None], axis=1)  # (D,)
+        st.round_number[:] = cycle[first][rep]
     st.current_player[:] = 0
     st.hearts_broken[:] = know["hearts_broken"][rep]
     st.bids[:] = know["bids"][rep]
@@ -406,6 +442,13 @@ def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     st.dealer[:] = know["dealer"][rep]
     st.phase[:] = phase
     return st
+
+
+def _three_cards(sets: np.ndarray) -> np.ndarray:
+    """(D, 3) int8 the cards of (D,) uint64 sets of at most 3 cards, in card order, -1 after."""
+    bits = (sets[:, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)  # (D, 52)
+    order = np.argsort(bits == 0, axis=1, kind="stable")[:, :3]  # held cards first
+    return np.where(np.take_along_axis(bits, order, axis=1) != 0, order, -1).astype(np.int8)
 
 
 _UNIFORM = Belief()

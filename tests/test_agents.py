@@ -273,6 +273,36 @@ def test_worlds_of_decisions_with_and_without_voids_are_drawn_together_right():
     assert not (in_suit & voids).any()
 
 
+@pytest.mark.parametrize("name", ["smoor-4", "smoor-3", "trump", "partners",
+                                  "hearts-4-no-pass", "hearts-4", "hearts-5"])
+def test_the_true_world_shows_every_seat_its_real_observation(name):
+    """Built with the true hidden cards, a world is the real position: the order of
+    play, the leaders and winners of the finished tricks, the passes, so every seat's
+    observation of it is its real one (with passing, but for the passes between the
+    other seats, which the observer cannot know)."""
+    rules = RULE_SETS[name]
+    p = rules.num_players
+    engine = random_positions(rules, 24, 3)
+    st = engine.state
+    games = np.flatnonzero((st.phase == Phase.PLAY) & ~st.match_over)
+    assert len(games) >= 10
+    for game in games:
+        obs, seat, one = _mine_and_truth(engine, int(game))
+        know = knowledge(decode(obs), np.arange(1), p)
+        rel = (seat + np.arange(p)) % p
+        world = build_worlds(know, rules, 1, np.random.default_rng(0),
+                             hidden=(one.state.hands[:, rel], one.state.dead.copy()))
+        twin = Engine(rules.replace(target_score=None, cupids_arrow=False), 1)
+        twin.install(world)
+        for k in range(p):
+            real = split_observation(observe(one, int(rel[k]))[0])
+            seen = split_observation(observe(twin, k)[0])
+            for block in real:
+                if k and rules.passing and block in ("passed", "received"):
+                    continue
+                assert np.array_equal(real[block], seen[block]), (int(game), k, block)
+
+
 # ------------------------------------------------------------ weighed beliefs
 def _greedy_round(rules: Rules, batch: int, seed: int, plies: int) -> Engine:
     """Games where every seat played the greedy card for ``plies`` plays (Hearts: no pass)."""
