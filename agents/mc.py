@@ -39,13 +39,19 @@ Other decisions and world sampling:
   Liefde's bid and Cupid's Arrow's cursed suit are chosen by simulation, every
   candidate evaluated over the same sampled worlds.
 * Worlds respect every void the observation shows, Hearts' inferences included
-  (``smoor_env.observation``), hand sizes, the dead pile and the cards passed. They
-  are drawn card by card, each card going to a seat with probability proportional
-  to its free places among the seats allowed to hold it and able to keep the rest
-  of the deal feasible (checked exactly with Hall's condition over the 16 suit
-  subsets): without voids an exactly uniform deal, with voids close to uniform.
+  (``smoor_env.observation``), hand sizes, the dead pile and the cards passed. The
+  cards of suits with a void are drawn card by card, each going to a seat with
+  probability proportional to its free places among the seats allowed to hold it
+  and able to keep the rest of the deal feasible (checked exactly with Hall's
+  condition over the 16 suit subsets), the other cards shuffled into the room
+  left: without voids an exactly uniform deal, with voids close to uniform.
   ``belief="greedy:EPS"`` weighs them by how likely the other seats' plays were
-  (``agents.search.Belief``).
+  (``agents.search.Belief``). Worlds carry the round's history (finished tricks,
+  leaders, winners, known passes), so any seat's observation of a world is what
+  it would see there.
+* ``reply=SPEC``: another agent (for example a trained policy) plays the other
+  seats' moves after the candidate, up to the seat's next turn, on their
+  observations of each world; the rollout policy plays on from there.
 * Once a decision is left with one legal action it is played without search.
 
 Determinism: the decision is a function of (observation, the generator's state)
@@ -60,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import register
+from agents.base import build_agent, register
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.rules import Rules
@@ -89,6 +95,10 @@ class MCAgent(SearchAgent):
         belief: how worlds are sampled (``agents.search.Belief``): ``"uniform"``, or
             ``"greedy:EPS"``: weighed by the likelihood of the other seats' plays.
         belief_candidates: with a weighed belief, candidate worlds drawn per world kept.
+        reply: an agent spec (e.g. ``"ppo:checkpoint=ppo_hearts"``) that plays the other
+            seats' moves after the searched one, up to the seat's next turn, on their
+            observations of each world; the rollout policy plays on from there.
+            Default None: the rollout policy throughout.
     """
 
     name = "mc"
@@ -97,7 +107,7 @@ class MCAgent(SearchAgent):
     def __init__(self, worlds: int = 128, rollouts: int = 1, rollout: str = "greedy:0.2",
                  time_budget: float | None = None, rules: Rules | None = None,
                  greedy_margin: float = 0.0, belief: str = "uniform",
-                 belief_candidates: int = 4) -> None:
+                 belief_candidates: int = 4, reply: str | None = None) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
             raise ValueError(f"worlds must be a positive int, got {worlds!r}")
         if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
@@ -112,7 +122,13 @@ class MCAgent(SearchAgent):
         self.greedy_margin = float(greedy_margin)
         self.rollouts = int(rollouts)
         self.rollout = rollout
-        self._playouts = Playouts(RolloutPolicy(rollout))
+        self.reply = reply
+        try:
+            replier = build_agent(reply) if reply is not None else None
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"reply must be an agent spec or None, got {reply!r}: {error}") \
+                from error
+        self._playouts = Playouts(RolloutPolicy(rollout), replier)
         self.time_budget = time_budget
         self.rules = rules
         self._rules_cache: dict[bytes, Rules] = {}
@@ -177,6 +193,8 @@ class MCAgent(SearchAgent):
             phase == Phase.PLAY else None  # (D,) the greedy card of each decision
         if phase != Phase.CURSE:
             engine.step(act[pair])
+        if phase == Phase.PLAY:
+            self._playouts.respond(engine, rules, rng)
         self._playouts.finish(engine, rng)
         value = self._playouts.values(engine, rules)
         mean = np.bincount(pair, weights=value, minlength=len(dec)) / reps  # (sum A_d,)

@@ -22,7 +22,7 @@ from agents.rollout import RolloutPolicy
 from smoor_env import cards as C
 from smoor_env.engine import Engine
 from smoor_env.legal import LED_MASKS, opening_card, play_legal
-from smoor_env.observation import RULE_FLAGS, SLICES, decode
+from smoor_env.observation import RULE_FLAGS, SLICES, decode, observe
 from smoor_env.play import hearts_breakers
 from smoor_env.rules import GAME_ONLY_OPTIONS, Rules
 from smoor_env.state import Phase, State
@@ -463,9 +463,31 @@ class Playouts:
         policy: the rollout policy of every seat.
     """
 
-    def __init__(self, policy: RolloutPolicy) -> None:
+    def __init__(self, policy: RolloutPolicy, reply: Any = None) -> None:
         self.policy = policy
+        self.reply = reply  # an agent for the other seats' replies, or None
         self._engines: dict[tuple[Rules, int], Engine] = {}
+
+    def respond(self, engine: Engine, rules: Rules, rng: np.random.Generator) -> None:
+        """The other seats' moves until seat 0 is to act again (or the round is over),
+        chosen by the ``reply`` agent on their observations of the worlds (read with
+        the full ``rules``, as in the real game); nothing without a reply agent."""
+        if self.reply is None:
+            return
+        st = engine.state
+        view = self.engine(rules.replace(target_score=None) if not rules.cupids_arrow
+                           else rules, engine.batch_size)
+        while True:
+            acting = (st.current_player != 0) & ~st.match_over & (st.phase == Phase.PLAY)
+            if not acting.any():
+                return
+            rows = np.flatnonzero(acting)
+            view.state = st  # the same games, observed under the full rules
+            obs = observe(view, st.current_player[rows].astype(np.int64), games=rows)
+            moves = np.zeros(engine.batch_size, np.int64)
+            moves[rows] = self.reply.act({"observation": obs,
+                                          "action_mask": engine.legal_mask[rows]}, rng)
+            engine.step(moves, active=acting)
 
     def engine(self, rules: Rules, n: int) -> Engine:
         """An engine of ``n`` games of ``rules`` (reused between calls)."""

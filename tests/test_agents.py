@@ -82,7 +82,8 @@ def test_unknown_agent_name_is_a_clear_error():
 
 
 @pytest.mark.parametrize("options", [{"worlds": 0}, {"rollouts": 0}, {"rollout": "smart"},
-                                     {"time_budget": 0}])
+                                     {"time_budget": 0}, {"reply": "nosuch"},
+                                     {"reply": "mc:worlds=0"}])
 def test_mc_rejects_bad_options(options):
     with pytest.raises(ValueError):
         make_agent("mc", **options)
@@ -438,6 +439,24 @@ def test_search_agents_do_not_peek_at_hidden_cards(name, agent):
         assert a.tolist() == b.tolist()
         checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("name", ["smoor-4", "trump", "partners", "hearts-4", "hearts-5"])
+def test_mc_replies_by_an_agent_on_the_worlds_observations(name):
+    """The greedy agent reading the worlds' observations replies exactly as the greedy
+    rollout reading the engine: mc with greedy replies and greedy rollouts values every
+    move as with greedy rollouts alone."""
+    rules = RULE_SETS[name]
+    engine = random_positions(rules, 16, seed=2)
+    st = engine.state
+    live = np.flatnonzero(~st.match_over & (st.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    plain = make_agent("mc", worlds=8, rollout="greedy")
+    replied = make_agent("mc", worlds=8, rollout="greedy", reply="greedy")
+    a, va = plain.evaluate(obs, np.random.default_rng(5))
+    b, vb = replied.evaluate(obs, np.random.default_rng(5))
+    assert a.tolist() == b.tolist()
+    np.testing.assert_array_equal(va, vb)
 
 
 # ---------------------------------------------------------------- determinism
