@@ -11,9 +11,9 @@ decisions (behaviour cloning on ``--imitate-decisions`` of its decisions in the
 learner's seat against the league), then PPO goes on from there; with
 ``--imitate-temperature T`` it distils the teacher's action values (``mc.evaluate``:
 softmax(value / T) over the cards searched) instead of its argmax, ``--imitate-data``
-keeps the labels in a file for later runs, and ``--total-timesteps 0`` stops after the
-imitation. Illegal actions get a large negative logit, so the policy only ever plays
-legal moves.
+keeps the labels in a file for later runs (several files: read and concatenated), and
+``--total-timesteps 0`` stops after the imitation. Illegal actions get a large negative
+logit, so the policy only ever plays legal moves.
 
 Every ``eval_interval`` updates the argmax policy plays ``eval_episodes`` fixed deals
 per player count against ``--eval-opponents``; the mean return per round goes to a
@@ -116,9 +116,10 @@ class Args:
     over the actions it searched (T in points of the game); 0: its argmax only"""
     imitate_learning_rate: float = 3e-4
     """Adam learning rate of the imitation (annealed linearly to 0)"""
-    imitate_data: str = ""
+    imitate_data: list[str] = field(default_factory=list)
     """.npz file of the teacher's labelled decisions: read if it exists, else written after
-    labelling (several runs then share one labelling)"""
+    labelling (several runs then share one labelling); several files (all existing, e.g.
+    labellings with different seeds) are read and concatenated"""
     imitate_save_every: int = 5000
     """with imitate_data: write the labels so far every this many decisions, to
     <stem>.labelling.npz (rename it to imitate_data to use an interrupted labelling: it
@@ -347,18 +348,27 @@ def label_decisions(args: Args, members: list, seed: int,
     estimated value of every action it searched (a teacher with ``evaluate``, as ``mc``;
     NaN elsewhere: illegal, forced, heuristic phases, or a teacher without values).
     With ``args.imitate_data`` the labels are read from that ``.npz`` file if it exists,
-    else written there, so that several runs share one labelling.
+    else written there, so that several runs share one labelling; several files are read
+    and concatenated in the order given.
     """
-    path = Path(args.imitate_data) if args.imitate_data else None
-    if path is not None and path.exists():
-        with np.load(path) as stored:
-            data = {key: stored[key] for key in stored.files}
-        width = data["observations"].shape[1]
-        if width < obs_size:
-            raise ValueError(f"{path} holds observations of {width} features, the network "
-                             f"reads {obs_size}: label again, or train on --obs-size {width}")
-        data["observations"] = data["observations"][:, :obs_size]
-        return data
+    paths = [Path(name) for name in args.imitate_data]
+    if paths and all(path.exists() for path in paths):
+        files = []
+        for path in paths:
+            with np.load(path) as stored:
+                files.append({key: stored[key] for key in stored.files})
+            width = files[-1]["observations"].shape[1]
+            if width < obs_size:
+                raise ValueError(f"{path} holds observations of {width} features, the "
+                                 f"network reads {obs_size}: label again, or train on "
+                                 f"--obs-size {width}")
+            files[-1]["observations"] = files[-1]["observations"][:, :obs_size]
+        return {key: np.concatenate([data[key] for data in files]) for key in files[0]}
+    if len(paths) > 1:
+        missing = [str(path) for path in paths if not path.exists()]
+        raise FileNotFoundError(f"labels to read are missing: {missing} (labelling writes "
+                                f"one file: give a single --imitate-data)")
+    path = paths[0] if paths else None
     name, options = parse_agent(args.imitate)
     teacher = make_agent(name, **options)
     rng = np.random.default_rng(seed)

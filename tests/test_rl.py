@@ -118,6 +118,31 @@ def test_imitation_of_mc_values_labels_once_and_reuses_them(tmp_path: Path) -> N
            "--imitate-data", str(data), "--exp-name", "again")
 
 
+def test_imitation_data_from_several_files(tmp_path: Path) -> None:
+    """--imitate-data a.npz b.npz: both label files are read and concatenated in that
+    order (each cut to the network's obs_size); a missing one is an error, not a labelling."""
+    from experiments.train_ppo import Args, label_decisions
+    from smoor_env.observation import OBSERVATION_SIZE
+
+    rng = np.random.default_rng(0)
+    files = []
+    for index, size in enumerate((3, 5)):
+        files.append({"observations": rng.integers(-9, 9, (size, OBSERVATION_SIZE), np.int8),
+                      "masks": rng.random((size, 70)) < 0.5,
+                      "actions": rng.integers(0, 70, size),
+                      "values": rng.random((size, 70)).astype(np.float32)})
+        np.savez(tmp_path / f"labels{index}.npz", **files[-1])
+    paths = [str(tmp_path / "labels0.npz"), str(tmp_path / "labels1.npz")]
+    data = label_decisions(Args(imitate_data=paths), [], 0, obs_size=100)
+    assert data["observations"].shape == (8, 100)
+    assert (data["observations"] == np.concatenate(
+        [f["observations"][:, :100] for f in files])).all()
+    for key in ("masks", "actions", "values"):
+        assert (data[key] == np.concatenate([f[key] for f in files])).all(), key
+    with pytest.raises(FileNotFoundError):
+        label_decisions(Args(imitate_data=[paths[0], str(tmp_path / "missing.npz")]), [], 0)
+
+
 def test_init_from_checkpoint_with_value_warmup(tmp_path: Path) -> None:
     """--init starts from a checkpoint; during --value-warmup only the value head moves."""
     _train(tmp_path, "--total-timesteps", "0", "--imitate", "greedy", "--imitate-decisions",
