@@ -139,18 +139,13 @@ def sample_hidden(know: dict[str, np.ndarray], rules: Rules, worlds: int,
     bound = (~elig[:, 1:p]).any(axis=1)  # (D, 4) suits with a void
     drawn = unknown & np.bitwise_or.reduce(
         np.where(bound, _SUIT_MASKS[None, :], np.uint64(0)), axis=1)  # (D,)
-    out = np.repeat(hands, w, axis=0)  # (R, 6)
+    out, cap = np.repeat(hands, w, axis=0), np.repeat(cap, w, axis=0)  # (R, 6) each
     slow = np.flatnonzero(drawn)  # decisions with cards to draw one by one
     if len(slow):
         rows = (slow[:, None] * w + np.arange(w)).reshape(-1)  # (r,) their worlds
-        sub = np.repeat(np.arange(len(slow)), w)  # (r,) their decision
-        part, cap_rows = _draw_bound(out[rows], cap[slow][sub], slack[slow][sub],
-                                     elig[slow][sub], nbr[slow][sub], drawn[slow][sub], rng)
-        out[rows] = part
-        cap = np.repeat(cap, w, axis=0)
-        cap[rows] = cap_rows
-    else:
-        cap = np.repeat(cap, w, axis=0)
+        sub = np.repeat(slow, w)  # (r,) their decision
+        out[rows], cap[rows] = _draw_bound(out[rows], cap[rows], slack[sub], elig[sub],
+                                           nbr[sub], drawn[sub], rng)
     out |= _shuffled(np.repeat(unknown & ~drawn, w), cap, rng)
     return out[:, :p].copy(), out[:, _DEAD].copy()
 
@@ -289,7 +284,7 @@ def _history(know: dict[str, np.ndarray], rules: Rules
     later one: the winner of the one before; -1 before it starts)."""
     p, t = rules.num_players, rules.num_tricks
     trick_of = know["card_trick"]  # (D, 52) trick of each card, -1 = not played
-    bits = (know["played_by"][:, :, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)
+    bits = C.mask_to_bool(know["played_by"])  # (D, P, 52)
     owner = np.where(bits.any(axis=1), np.argmax(bits, axis=1), -1)  # (D, 52) relative seat
     in_trick = trick_of[:, None, :] == np.arange(t)[None, :, None]  # (D, T, 52)
     trick_sets = (in_trick * C.CARD_BITS[None, None, :]).sum(axis=2, dtype=np.uint64)
@@ -446,9 +441,9 @@ def build_worlds(know: dict[str, np.ndarray], rules: Rules, worlds: int,
 
 def _three_cards(sets: np.ndarray) -> np.ndarray:
     """(D, 3) int8 the cards of (D,) uint64 sets of at most 3 cards, in card order, -1 after."""
-    bits = (sets[:, None] >> np.arange(52, dtype=np.uint64)) & np.uint64(1)  # (D, 52)
-    order = np.argsort(bits == 0, axis=1, kind="stable")[:, :3]  # held cards first
-    return np.where(np.take_along_axis(bits, order, axis=1) != 0, order, -1).astype(np.int8)
+    held = C.mask_to_bool(sets)  # (D, 52)
+    order = np.argsort(~held, axis=1, kind="stable")[:, :3]  # held cards first
+    return np.where(np.take_along_axis(held, order, axis=1), order, -1).astype(np.int8)
 
 
 _UNIFORM = Belief()
@@ -475,8 +470,7 @@ class Playouts:
         if self.reply is None:
             return
         st = engine.state
-        view = self.engine(rules.replace(target_score=None) if not rules.cupids_arrow
-                           else rules, engine.batch_size)
+        view = self.engine(rules, engine.batch_size)
         while True:
             acting = (st.current_player != 0) & ~st.match_over & (st.phase == Phase.PLAY)
             if not acting.any():
