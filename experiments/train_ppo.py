@@ -120,6 +120,10 @@ class Args:
     """.npz file of the teacher's labelled decisions: read if it exists, else written after
     labelling (several runs then share one labelling); several files (all existing, e.g.
     labellings with different seeds) are read and concatenated"""
+    imitate_play: str = ""
+    """agent that plays the learner's seat while ``imitate`` labels every decision
+    (DAgger: e.g. ``ppo:checkpoint=<the policy to improve>``, so that the labels fall on
+    the states that policy reaches); empty: the teacher plays its own choices"""
     imitate_save_every: int = 5000
     """with imitate_data: write the labels so far every this many decisions, to
     <stem>.labelling.npz (rename it to imitate_data to use an interrupted labelling: it
@@ -344,7 +348,8 @@ def label_decisions(args: Args, members: list, seed: int,
 
     Returns ``"observations"`` (D, obs_size) int8 (compact: times ``compact_scale()``
     gives the float observation; the first ``obs_size`` features), ``"masks"`` (D, 70) bool,
-    ``"actions"`` (D,) int64 the teacher's choices and ``"values"`` (D, 70) float32 its
+    ``"actions"`` (D,) int64 the teacher's choices (also with ``args.imitate_play``,
+    whose agent then makes the moves) and ``"values"`` (D, 70) float32 its
     estimated value of every action it searched (a teacher with ``evaluate``, as ``mc``;
     NaN elsewhere: illegal, forced, heuristic phases, or a teacher without values).
     With ``args.imitate_data`` the labels are read from that ``.npz`` file if it exists,
@@ -371,6 +376,10 @@ def label_decisions(args: Args, members: list, seed: int,
     path = paths[0] if paths else None
     name, options = parse_agent(args.imitate)
     teacher = make_agent(name, **options)
+    player = None
+    if args.imitate_play:
+        player_name, player_options = parse_agent(args.imitate_play)
+        player = make_agent(player_name, **player_options)
     rng = np.random.default_rng(seed)
     to_compact = 1.0 / compact_scale()  # (OBSERVATION_SIZE,)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "masks", "actions",
@@ -396,6 +405,8 @@ def label_decisions(args: Args, members: list, seed: int,
             parts["actions"].append(chosen[live])
             parts["values"].append(values.astype(np.float32))
             taken += int(live.sum())
+            if player is not None:  # DAgger: the teacher labels, the player moves
+                chosen[live] = player.act(view, rng)
             table.step(chosen)
         if path is not None and (taken - saved >= args.imitate_save_every
                                  or taken >= args.imitate_decisions):

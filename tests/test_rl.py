@@ -143,6 +143,31 @@ def test_imitation_data_from_several_files(tmp_path: Path) -> None:
         label_decisions(Args(imitate_data=[paths[0], str(tmp_path / "missing.npz")]), [], 0)
 
 
+def test_dagger_labels_are_the_teachers_on_the_players_states() -> None:
+    """--imitate-play: another agent moves in the learner's seat (DAgger), the teacher
+    still labels every decision; the states are the player's, not the teacher's."""
+    from experiments.train_ppo import Args, label_decisions, league_members
+    from smoor_env.observation import compact_scale
+
+    def labels(play: str) -> dict:
+        args = Args(imitate="greedy", imitate_play=play, imitate_decisions=200,
+                    num_players=[4], num_envs=8)
+        return label_decisions(args, league_members(["greedy"]), 3)
+
+    teacher = make_agent("greedy")
+    rng = np.random.default_rng(0)
+    for data in (labels(""), labels("random")):
+        obs = data["observations"].astype(np.float32) * compact_scale()  # (D, size)
+        again = teacher.act({"observation": obs, "action_mask": data["masks"]}, rng)
+        assert (again == data["actions"]).all(), "a label is not the teacher's choice"
+    own, dagger = labels(""), labels("random")
+    assert len(own["actions"]) == len(dagger["actions"])
+    first = min(len(own["actions"]), 64)
+    assert (own["observations"][:8] == dagger["observations"][:8]).all(), "same first deals"
+    assert (own["observations"][:first] != dagger["observations"][:first]).any(), \
+        "the player's moves did not change the states labelled"
+
+
 def test_init_from_checkpoint_with_value_warmup(tmp_path: Path) -> None:
     """--init starts from a checkpoint; during --value-warmup only the value head moves."""
     _train(tmp_path, "--total-timesteps", "0", "--imitate", "greedy", "--imitate-decisions",
