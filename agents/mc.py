@@ -99,6 +99,13 @@ class MCAgent(SearchAgent):
             seats' moves after the searched one, up to the seat's next turn, on their
             observations of each world; the rollout policy plays on from there.
             Default None: the rollout policy throughout.
+        prior: an agent spec with a ``log_policy`` (a trained policy, e.g.
+            ``"ppo:checkpoint=ppo_hearts"``) whose log-probabilities, times
+            ``prior_weight``, are added to the searched values before the best is chosen:
+            a policy distilled from the search at temperature T values an action at about
+            T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
+            Default None: the search's values alone.
+        prior_weight: points per unit of log-probability of ``prior``.
     """
 
     name = "mc"
@@ -107,7 +114,8 @@ class MCAgent(SearchAgent):
     def __init__(self, worlds: int = 128, rollouts: int = 1, rollout: str = "greedy:0.2",
                  time_budget: float | None = None, rules: Rules | None = None,
                  greedy_margin: float = 0.0, belief: str = "uniform",
-                 belief_candidates: int = 4, reply: str | None = None) -> None:
+                 belief_candidates: int = 4, reply: str | None = None,
+                 prior: str | None = None, prior_weight: float = 0.3) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
             raise ValueError(f"worlds must be a positive int, got {worlds!r}")
         if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
@@ -129,6 +137,16 @@ class MCAgent(SearchAgent):
             raise ValueError(f"reply must be an agent spec or None, got {reply!r}: {error}") \
                 from error
         self._playouts = Playouts(RolloutPolicy(rollout), replier)
+        self.prior, self.prior_weight = prior, float(prior_weight)
+        try:
+            self._prior = build_agent(prior) if prior is not None else None
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"prior must be an agent spec or None, got {prior!r}: {error}") \
+                from error
+        if self._prior is not None and not hasattr(self._prior, "log_policy"):
+            raise ValueError(f"prior {prior!r} has no log_policy: use a trained policy (ppo)")
+        if not np.isfinite(self.prior_weight) or self.prior_weight < 0:
+            raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
         self.time_budget = time_budget
         self.rules = rules
         self._rules_cache: dict[bytes, Rules] = {}
@@ -148,7 +166,13 @@ class MCAgent(SearchAgent):
         mask, obs, view, actions, search = self._prepare(observations)
         values = np.full(mask.shape, np.nan)
         for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
-            actions[rows], values[rows] = self._search(view, rows, mask[rows], phase, rules, rng)
+            bonus = None
+            if self._prior is not None:  # (D, 70) the policy's estimate, in points
+                logp = self._prior.log_policy({"observation": obs[rows],
+                                               "action_mask": mask[rows]})  # -inf: illegal
+                bonus = self.prior_weight * np.where(mask[rows], logp, 0.0)
+            actions[rows], values[rows] = self._search(view, rows, mask[rows], phase, rules,
+                                                       rng, bonus)
         return actions, values
 
     def _worlds_for(self, games_per_world: int, steps: int, decisions: int) -> int:
@@ -159,13 +183,15 @@ class MCAgent(SearchAgent):
         return int(np.clip(budget / per_world, 1, self.worlds))
 
     def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, phase: int,
-                rules: Rules, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                rules: Rules, rng: np.random.Generator, bonus: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
         """Best action (D,) and action values (D, 70) of D decisions of one rule set and phase.
 
         Play and bid: each legal action is stepped in every world; curse: each legal
         suit is named in every world. Then every seat plays the rollout policy to the
         end of the round, and the action with the best mean value is chosen (ties: the
-        lowest action id).
+        lowest action id). ``bonus`` (D, 70), if given, is added to the values before
+        that choice (``prior``).
         """
         start = time.perf_counter()
         d, p = len(rows), rules.num_players
@@ -203,6 +229,8 @@ class MCAgent(SearchAgent):
         score = np.where(np.isnan(values), -np.inf, values)
         if default is not None:  # the greedy card wins ties and near-ties
             score[np.arange(d), default] += self.greedy_margin
+        if bonus is not None:
+            score = score + bonus
         # Ties go to the lowest id: argmax returns the first maximum.
         choice = np.argmax(score, axis=1)
         if self.time_budget is not None:

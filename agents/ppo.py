@@ -148,6 +148,15 @@ class PPOAgent:
         self.checkpoint = checkpoint
 
     @torch.no_grad()
+    def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
+        """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
+        mask = check_mask(observations)
+        obs = torch.as_tensor(np.asarray(observations["observation"], np.float32))
+        logits, _ = self.net(obs, torch.as_tensor(mask))
+        logp = torch.log_softmax(logits.double(), dim=1).numpy()
+        return np.where(mask, logp, -np.inf)
+
+    @torch.no_grad()
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         mask = check_mask(observations)
         obs = torch.as_tensor(np.asarray(observations["observation"], np.float32))
