@@ -99,6 +99,11 @@ class MCAgent(SearchAgent):
             seats' moves after the searched one, up to the seat's next turn, on their
             observations of each world; the rollout policy plays on from there.
             Default None: the rollout policy throughout.
+        rollout_agent: an agent spec (e.g. ``"ppo:checkpoint=ppo_smoorverliefd"``) that
+            plays every seat after the candidate (and after ``reply``) to the end of the
+            round, on the seats' observations of each world, instead of ``rollout``
+            (one-step improvement of that agent; slow: an observation and an agent call
+            per ply). Default None.
         prior: an agent spec with a ``log_policy`` (a trained policy, e.g.
             ``"ppo:checkpoint=ppo_hearts"``) whose log-probabilities, times
             ``prior_weight``, are added to the searched values before the best is chosen:
@@ -115,7 +120,8 @@ class MCAgent(SearchAgent):
                  time_budget: float | None = None, rules: Rules | None = None,
                  greedy_margin: float = 0.0, belief: str = "uniform",
                  belief_candidates: int = 4, reply: str | None = None,
-                 prior: str | None = None, prior_weight: float = 0.3) -> None:
+                 rollout_agent: str | None = None, prior: str | None = None,
+                 prior_weight: float = 0.3) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
             raise ValueError(f"worlds must be a positive int, got {worlds!r}")
         if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
@@ -136,7 +142,13 @@ class MCAgent(SearchAgent):
         except (ValueError, TypeError) as error:
             raise ValueError(f"reply must be an agent spec or None, got {reply!r}: {error}") \
                 from error
-        self._playouts = Playouts(RolloutPolicy(rollout), replier)
+        self.rollout_agent = rollout_agent
+        try:
+            player = build_agent(rollout_agent) if rollout_agent is not None else None
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"rollout_agent must be an agent spec or None, got "
+                             f"{rollout_agent!r}: {error}") from error
+        self._playouts = Playouts(RolloutPolicy(rollout), replier, player)
         self.prior, self.prior_weight = prior, float(prior_weight)
         try:
             self._prior = build_agent(prior) if prior is not None else None
@@ -221,7 +233,7 @@ class MCAgent(SearchAgent):
             engine.step(act[pair])
         if phase == Phase.PLAY:
             self._playouts.respond(engine, rules, rng)
-        self._playouts.finish(engine, rng)
+        self._playouts.finish(engine, rng, rules)
         value = self._playouts.values(engine, rules)
         mean = np.bincount(pair, weights=value, minlength=len(dec)) / reps  # (sum A_d,)
         values = np.full((d, mask.shape[1]), np.nan)

@@ -456,31 +456,43 @@ class Playouts:
 
     Args:
         policy: the rollout policy of every seat.
+        reply: an agent for the other seats' replies (``respond``), or None.
+        player: an agent that plays every seat to the end of the round instead of
+            ``policy`` (``finish`` with ``rules``), or None.
     """
 
-    def __init__(self, policy: RolloutPolicy, reply: Any = None) -> None:
+    def __init__(self, policy: RolloutPolicy, reply: Any = None, player: Any = None) -> None:
         self.policy = policy
-        self.reply = reply  # an agent for the other seats' replies, or None
+        self.reply = reply
+        self.player = player
         self._engines: dict[tuple[Rules, int], Engine] = {}
 
     def respond(self, engine: Engine, rules: Rules, rng: np.random.Generator) -> None:
         """The other seats' moves until seat 0 is to act again (or the round is over),
         chosen by the ``reply`` agent on their observations of the worlds (read with
         the full ``rules``, as in the real game); nothing without a reply agent."""
-        if self.reply is None:
-            return
+        if self.reply is not None:
+            self._agent_plays(engine, rules, rng, self.reply, others_only=True)
+
+    def _agent_plays(self, engine: Engine, rules: Rules, rng: np.random.Generator,
+                     agent: Any, others_only: bool) -> None:
+        """``agent`` moves, on the acting seats' observations, until no game has a seat
+        to act (others_only: only seats other than 0, in the play phase)."""
         st = engine.state
         view = self.engine(rules, engine.batch_size)
         while True:
-            acting = (st.current_player != 0) & ~st.match_over & (st.phase == Phase.PLAY)
+            if others_only:
+                acting = (st.current_player != 0) & ~st.match_over & (st.phase == Phase.PLAY)
+            else:
+                acting = ~st.match_over & ((st.phase == Phase.PLAY) | (st.phase == Phase.BID))
             if not acting.any():
                 return
             rows = np.flatnonzero(acting)
             view.state = st  # the same games, observed under the full rules
             obs = observe(view, st.current_player[rows].astype(np.int64), games=rows)
             moves = np.zeros(engine.batch_size, np.int64)
-            moves[rows] = self.reply.act({"observation": obs,
-                                          "action_mask": engine.legal_mask[rows]}, rng)
+            moves[rows] = agent.act({"observation": obs,
+                                     "action_mask": engine.legal_mask[rows]}, rng)
             engine.step(moves, active=acting)
 
     def engine(self, rules: Rules, n: int) -> Engine:
@@ -492,8 +504,12 @@ class Playouts:
             self._engines[key] = Engine(rules, n)
         return self._engines[key]
 
-    def finish(self, engine: Engine, rng: np.random.Generator) -> None:
-        """Step every game of ``engine`` with the rollout policy until its round is over."""
+    def finish(self, engine: Engine, rng: np.random.Generator,
+               rules: Rules | None = None) -> None:
+        """Step every game of ``engine`` with the rollout policy until its round is over
+        (with ``rules`` and a ``player``: that agent plays every seat instead)."""
+        if self.player is not None and rules is not None:
+            self._agent_plays(engine, rules, rng, self.player, others_only=False)
         st = engine.state
         while not st.match_over.all():
             engine.step(self.policy(engine, rng))

@@ -83,7 +83,7 @@ def test_unknown_agent_name_is_a_clear_error():
 
 @pytest.mark.parametrize("options", [{"worlds": 0}, {"rollouts": 0}, {"rollout": "smart"},
                                      {"time_budget": 0}, {"reply": "nosuch"},
-                                     {"reply": "mc:worlds=0"}])
+                                     {"reply": "mc:worlds=0"}, {"rollout_agent": "nosuch"}])
 def test_mc_rejects_bad_options(options):
     with pytest.raises(ValueError):
         make_agent("mc", **options)
@@ -457,6 +457,15 @@ def test_mc_replies_by_an_agent_on_the_worlds_observations(name):
     b, vb = replied.evaluate(obs, np.random.default_rng(5))
     assert a.tolist() == b.tolist()
     np.testing.assert_array_equal(va, vb)
+    # The same agent playing every seat to the end of the round (rollout_agent).
+    played = make_agent("mc", worlds=8, rollout="greedy", rollout_agent="greedy")
+    c, vc = played.evaluate(obs, np.random.default_rng(5))
+    assert a.tolist() == c.tolist()
+    np.testing.assert_array_equal(va, vc)
+    # A different agent does play: random replies and playouts change the values.
+    other = make_agent("mc", worlds=8, rollout="greedy", rollout_agent="random")
+    assert not np.array_equal(va, other.evaluate(obs, np.random.default_rng(5))[1],
+                              equal_nan=True)
 
 
 # ---------------------------------------------------------------- determinism
