@@ -75,6 +75,17 @@ from smoor_env.state import PHASE_ACTION_OFFSET, Phase
 _BID, _CURSE = int(PHASE_ACTION_OFFSET[Phase.BID]), int(PHASE_ACTION_OFFSET[Phase.CURSE])
 
 
+def _optional_agent(key: str, spec: str | None) -> Any:
+    """The agent of option ``key``'s spec, or None; a bad spec is a ValueError naming it."""
+    if spec is None:
+        return None
+    try:
+        return build_agent(spec)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"{key} must be an agent spec or None, got {spec!r}: {error}") \
+            from error
+
+
 @register("mc")
 class MCAgent(SearchAgent):
     """Perfect-Information Monte Carlo; see the module docstring.
@@ -137,24 +148,11 @@ class MCAgent(SearchAgent):
         self.rollouts = int(rollouts)
         self.rollout = rollout
         self.reply = reply
-        try:
-            replier = build_agent(reply) if reply is not None else None
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"reply must be an agent spec or None, got {reply!r}: {error}") \
-                from error
         self.rollout_agent = rollout_agent
-        try:
-            player = build_agent(rollout_agent) if rollout_agent is not None else None
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"rollout_agent must be an agent spec or None, got "
-                             f"{rollout_agent!r}: {error}") from error
-        self._playouts = Playouts(RolloutPolicy(rollout), replier, player)
+        self._playouts = Playouts(RolloutPolicy(rollout), _optional_agent("reply", reply),
+                                  _optional_agent("rollout_agent", rollout_agent))
         self.prior, self.prior_weight = prior, float(prior_weight)
-        try:
-            self._prior = build_agent(prior) if prior is not None else None
-        except (ValueError, TypeError) as error:
-            raise ValueError(f"prior must be an agent spec or None, got {prior!r}: {error}") \
-                from error
+        self._prior = _optional_agent("prior", prior)
         if self._prior is not None and not hasattr(self._prior, "log_policy"):
             raise ValueError(f"prior {prior!r} has no log_policy: use a trained policy (ppo)")
         if not np.isfinite(self.prior_weight) or self.prior_weight < 0:
