@@ -220,7 +220,7 @@ class ISMCTSAgent(SearchAgent):
         engine = self._playouts.engine(play_rules, len(pair))
         engine.install(worlds.take(dec[pair] * k + np.tile(np.arange(k), len(dec))))
         engine.step(act[pair])
-        self._playouts.finish(engine, rng)
+        self._playouts.finish(engine, rules, rng)
         st = engine.state
         points = self._scorer(rules, engine).round_score(st.won, st.dead, st.bids,
                                                           st.cursed_suit)[:, 0]

@@ -231,7 +231,7 @@ class MCAgent(SearchAgent):
             engine.step(act[pair])
         if phase == Phase.PLAY:
             self._playouts.respond(engine, rules, rng)
-        self._playouts.finish(engine, rng, rules)
+        self._playouts.finish(engine, rules, rng)
         value = self._playouts.values(engine, rules)
         mean = np.bincount(pair, weights=value, minlength=len(dec)) / reps  # (sum A_d,)
         values = np.full((d, mask.shape[1]), np.nan)

@@ -148,19 +148,20 @@ class PPOAgent:
         self.checkpoint = checkpoint
 
     @torch.no_grad()
-    def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
-        """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
+    def _logits(self, observations: dict[str, np.ndarray]) -> tuple[np.ndarray, torch.Tensor]:
+        """The checked (B, 70) bool mask and the network's (B, 70) masked logits."""
         mask = check_mask(observations)
         obs = torch.as_tensor(np.asarray(observations["observation"], np.float32))
-        logits, _ = self.net(obs, torch.as_tensor(mask))
+        return mask, self.net(obs, torch.as_tensor(mask))[0]
+
+    def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
+        """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
+        mask, logits = self._logits(observations)
         logp = torch.log_softmax(logits.double(), dim=1).numpy()
         return np.where(mask, logp, -np.inf)
 
-    @torch.no_grad()
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
-        mask = check_mask(observations)
-        obs = torch.as_tensor(np.asarray(observations["observation"], np.float32))
-        logits, _ = self.net(obs, torch.as_tensor(mask))
+        mask, logits = self._logits(observations)
         if not self.sample:
             return logits.argmax(dim=1).numpy().astype(np.int64)
         # Gumbel-max with numpy's generator: reproducible from the caller's rng.

@@ -458,7 +458,7 @@ class Playouts:
         policy: the rollout policy of every seat.
         reply: an agent for the other seats' replies (``respond``), or None.
         player: an agent that plays every seat to the end of the round instead of
-            ``policy`` (``finish`` with ``rules``), or None.
+            ``policy`` (``finish``), or None.
     """
 
     def __init__(self, policy: RolloutPolicy, reply: Any = None, player: Any = None) -> None:
@@ -504,11 +504,11 @@ class Playouts:
             self._engines[key] = Engine(rules, n)
         return self._engines[key]
 
-    def finish(self, engine: Engine, rng: np.random.Generator,
-               rules: Rules | None = None) -> None:
+    def finish(self, engine: Engine, rules: Rules, rng: np.random.Generator) -> None:
         """Step every game of ``engine`` with the rollout policy until its round is over
-        (with ``rules`` and a ``player``: that agent plays every seat instead)."""
-        if self.player is not None and rules is not None:
+        (with a ``player``: that agent plays every seat instead, on their observations
+        read with the full ``rules``)."""
+        if self.player is not None:
             self._agent_plays(engine, rules, rng, self.player, others_only=False)
         st = engine.state
         while not st.match_over.all():

@@ -50,7 +50,7 @@ import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
-from agents import make_agent, parse_agent
+from agents import build_agent, make_agent, parse_agent
 from agents.environments import resolve_opponents
 from agents.ppo import PolicyNet, PPOAgent, load_checkpoint, save_checkpoint
 from smoor_env import Rules
@@ -374,12 +374,8 @@ def label_decisions(args: Args, members: list, seed: int,
         raise FileNotFoundError(f"labels to read are missing: {missing} (labelling writes "
                                 f"one file: give a single --imitate-data)")
     path = paths[0] if paths else None
-    name, options = parse_agent(args.imitate)
-    teacher = make_agent(name, **options)
-    player = None
-    if args.imitate_play:
-        player_name, player_options = parse_agent(args.imitate_play)
-        player = make_agent(player_name, **player_options)
+    teacher = build_agent(args.imitate)
+    player = build_agent(args.imitate_play) if args.imitate_play else None
     rng = np.random.default_rng(seed)
     to_compact = 1.0 / compact_scale()  # (OBSERVATION_SIZE,)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "masks", "actions",
