@@ -110,6 +110,10 @@ class MCAgent(SearchAgent):
             seats' moves after the searched one, up to the seat's next turn, on their
             observations of each world; the rollout policy plays on from there.
             Default None: the rollout policy throughout.
+        reply_rollouts: K > 0 (without ``reply``): the other seats' replies after the
+            searched move, up to the seat's next turn, are chosen by a one-ply search in
+            each world (``Playouts.search_replies``: each legal reply played out K times
+            by the rollout policy, the best for the replying seat played). Default 0.
         rollout_agent: an agent spec (e.g. ``"ppo:checkpoint=ppo_smoorverliefd"``) that
             plays every seat after the candidate (and after ``reply``) to the end of the
             round, on the seats' observations of each world, instead of ``rollout``
@@ -131,8 +135,8 @@ class MCAgent(SearchAgent):
                  time_budget: float | None = None, rules: Rules | None = None,
                  greedy_margin: float = 0.0, belief: str = "uniform",
                  belief_candidates: int = 4, reply: str | None = None,
-                 rollout_agent: str | None = None, prior: str | None = None,
-                 prior_weight: float = 0.3) -> None:
+                 reply_rollouts: int = 0, rollout_agent: str | None = None,
+                 prior: str | None = None, prior_weight: float = 0.3) -> None:
         if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
             raise ValueError(f"worlds must be a positive int, got {worlds!r}")
         if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
@@ -148,9 +152,16 @@ class MCAgent(SearchAgent):
         self.rollouts = int(rollouts)
         self.rollout = rollout
         self.reply = reply
+        if not isinstance(reply_rollouts, int | np.integer) or isinstance(reply_rollouts, bool) \
+                or reply_rollouts < 0:
+            raise ValueError(f"reply_rollouts must be an int >= 0, got {reply_rollouts!r}")
+        if reply_rollouts and reply is not None:
+            raise ValueError("give reply or reply_rollouts, not both: both choose the replies")
+        self.reply_rollouts = int(reply_rollouts)
         self.rollout_agent = rollout_agent
         self._playouts = Playouts(RolloutPolicy(rollout), _optional_agent("reply", reply),
-                                  _optional_agent("rollout_agent", rollout_agent))
+                                  _optional_agent("rollout_agent", rollout_agent),
+                                  self.reply_rollouts)
         self.prior, self.prior_weight = prior, float(prior_weight)
         self._prior = _optional_agent("prior", prior)
         if self._prior is not None and not hasattr(self._prior, "log_policy"):

@@ -459,20 +459,67 @@ class Playouts:
         reply: an agent for the other seats' replies (``respond``), or None.
         player: an agent that plays every seat to the end of the round instead of
             ``policy`` (``finish``), or None.
+        reply_rollouts: without a ``reply`` agent, K > 0 chooses the other seats' replies
+            by a one-ply search in the world itself (``respond``); 0: no reply search.
     """
 
-    def __init__(self, policy: RolloutPolicy, reply: Any = None, player: Any = None) -> None:
+    def __init__(self, policy: RolloutPolicy, reply: Any = None, player: Any = None,
+                 reply_rollouts: int = 0) -> None:
         self.policy = policy
         self.reply = reply
         self.player = player
-        self._engines: dict[tuple[Rules, int], Engine] = {}
+        self.reply_rollouts = reply_rollouts
+        self._engines: dict[tuple[Rules, int, str], Engine] = {}
 
     def respond(self, engine: Engine, rules: Rules, rng: np.random.Generator) -> None:
         """The other seats' moves until seat 0 is to act again (or the round is over),
         chosen by the ``reply`` agent on their observations of the worlds (read with
-        the full ``rules``, as in the real game); nothing without a reply agent."""
+        the full ``rules``, as in the real game), or else, with ``reply_rollouts`` K > 0,
+        by ``search_replies``; nothing otherwise."""
         if self.reply is not None:
             self._agent_plays(engine, rules, rng, self.reply, others_only=True)
+        elif self.reply_rollouts:
+            self.search_replies(engine, rules, rng)
+
+    def search_replies(self, engine: Engine, rules: Rules, rng: np.random.Generator) -> None:
+        """The other seats' moves until seat 0 is to act again, each chosen by a one-ply
+        search in the world itself: every legal move of the replying seat is played out
+        ``reply_rollouts`` times with the rollout policy, and the seat plays the move with
+        the best mean value for itself (ties: the lowest card).
+
+        The replying seat sees the world's cards (the search is perfect-information), a
+        cheap model of opponents who search: they dump points on the trick's taker and
+        duck when that is safe, which the rollout policy does only by its fixed rules.
+        All replies of a ply, over every game, are played out in one engine batch."""
+        st, k = engine.state, self.reply_rollouts
+        while True:
+            acting = (st.current_player != 0) & ~st.match_over & (st.phase == Phase.PLAY)
+            rows = np.flatnonzero(acting)  # (n,)
+            if not len(rows):
+                return
+            game, card = np.nonzero(C.mask_to_bool(st.legal[rows]))  # (M,) each
+            pair = np.repeat(np.arange(len(game)), k)  # (N,) the (game, card) of each playout
+            # Engines come in batch sizes of powers of two (a few engines serve every
+            # ply); the padding rows repeat the last playout and are not counted.
+            size = 1 << max(int(len(pair) - 1).bit_length(), 6)
+            padded = np.concatenate([pair, np.full(size - len(pair), pair[-1])])
+            sub = self.engine(engine.rules, size, role="reply")  # never ``engine`` itself
+            sub.state = st.take(rows[game[padded]])
+            sub.refresh_legal()
+            sub.step(card[padded])
+            self.finish(sub, rules, rng)
+            seat = st.current_player[rows[game]].astype(np.int64)  # (M,) the replying seat
+            sc = sub.state
+            scorer = sub if not rules.cupids_arrow else self.engine(rules, 1)
+            points = scorer.round_score(sc.won, sc.dead, sc.bids, sc.cursed_suit)[:len(pair)]
+            mine = points[np.arange(len(pair)), seat[pair]].astype(np.float64)  # (N,)
+            value = np.bincount(pair, weights=-mine if rules.is_hearts else mine,
+                                minlength=len(game))  # (M,) k times the mean
+            score = np.full((len(rows), 52), -np.inf)  # (n, 52)
+            score[game, card] = value
+            moves = np.zeros(engine.batch_size, np.int64)
+            moves[rows] = np.argmax(score, axis=1)
+            engine.step(moves, active=acting)
 
     def _agent_plays(self, engine: Engine, rules: Rules, rng: np.random.Generator,
                      agent: Any, others_only: bool) -> None:
@@ -495,9 +542,10 @@ class Playouts:
                                      "action_mask": engine.legal_mask[rows]}, rng)
             engine.step(moves, active=acting)
 
-    def engine(self, rules: Rules, n: int) -> Engine:
-        """An engine of ``n`` games of ``rules`` (reused between calls)."""
-        key = (rules, n)
+    def engine(self, rules: Rules, n: int, role: str = "") -> Engine:
+        """An engine of ``n`` games of ``rules`` (reused between calls; engines of
+        different ``role`` are different engines)."""
+        key = (rules, n, role)
         if key not in self._engines:
             if len(self._engines) > 64:
                 self._engines.clear()

@@ -10,8 +10,17 @@ from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
 from agents.environments import make_env
-from agents.rollout import greedy_moves
-from agents.search import Belief, build_worlds, knowledge, play_likelihood, rules_of, sample_hidden
+from agents.rollout import RolloutPolicy, greedy_moves
+from agents.search import (
+    Belief,
+    Playouts,
+    build_worlds,
+    knowledge,
+    play_likelihood,
+    rollout_rules,
+    rules_of,
+    sample_hidden,
+)
 from smoor_env import Engine, Phase, Rules, raw_env
 from smoor_env import cards as C
 from smoor_env.observation import decode, observe, split_observation
@@ -466,6 +475,66 @@ def test_mc_replies_by_an_agent_on_the_worlds_observations(name):
     other = make_agent("mc", worlds=8, rollout="greedy", rollout_agent="random")
     assert not np.array_equal(va, other.evaluate(obs, np.random.default_rng(5))[1],
                               equal_nan=True)
+
+
+def _best_reply(rules: Rules, state, seat: int) -> int:
+    """The card that gives ``seat`` the best round in this very world, each legal card
+    played out by the greedy rules (deterministic), found one card at a time."""
+    best, best_value = -1, -np.inf
+    for card in np.flatnonzero(C.mask_to_bool(state.legal)[0]):
+        twin = Engine(rules, 1)
+        twin.state = state.copy()
+        twin.refresh_legal()
+        twin.step([card])
+        while not twin.state.match_over[0]:
+            twin.step(greedy_moves(twin))
+        st = twin.state
+        points = twin.round_score(st.won, st.dead, st.bids, st.cursed_suit)[0, seat]
+        value = -points if rules.is_hearts else points
+        if value > best_value:  # ties: the lowest card
+            best, best_value = int(card), value
+    return best
+
+
+@pytest.mark.parametrize("name", ["smoor-4", "trump", "partners", "pips", "hearts-4"])
+def test_replies_by_search_are_each_replying_seats_best_card_in_the_world(name):
+    """mc's reply_rollouts: every other seat, up to seat 0's next turn, plays the card
+    that is best for itself when each of its legal cards is played out in the world;
+    checked one game and one card at a time against the batched search."""
+    rules = rollout_rules(RULE_SETS[name])
+    engine = random_positions(rules, 24, seed=4)
+    st = engine.state
+    keep = np.flatnonzero(~st.match_over & (st.phase == Phase.PLAY))
+    batch = Engine(rules, len(keep))
+    batch.state = st.take(keep)
+    batch.refresh_legal()
+    expected = []  # per game, the cards the other seats play before seat 0's turn
+    for g in range(len(keep)):
+        one = Engine(rules, 1)
+        one.state = batch.state.take([g])
+        one.refresh_legal()
+        cards = []
+        while one.state.current_player[0] != 0 and not one.state.match_over[0]:
+            cards.append(_best_reply(rules, one.state, int(one.state.current_player[0])))
+            one.step(cards[-1:])
+        expected.append(cards)
+    before = batch.state.played.copy()
+    Playouts(RolloutPolicy("greedy"), reply_rollouts=1).search_replies(
+        batch, rules, np.random.default_rng(0))
+    after = batch.state
+    assert ((after.current_player == 0) | after.match_over).all()
+    for g, cards in enumerate(expected):
+        assert int(after.played[g] & ~before[g]) == C.mask_of(cards), g
+    assert sum(map(len, expected)) >= 10  # enough replies to test
+    # The agent option: searched replies change mc's values; bad options are errors.
+    obs = {k: v[keep] for k, v in observations(engine).items()}
+    plain = make_agent("mc", worlds=8, rollout="greedy").evaluate(obs, np.random.default_rng(5))
+    searched = make_agent("mc", worlds=8, rollout="greedy", reply_rollouts=1).evaluate(
+        obs, np.random.default_rng(5))
+    assert not np.array_equal(plain[1], searched[1], equal_nan=True)
+    for bad in ({"reply_rollouts": -1}, {"reply_rollouts": 1, "reply": "greedy"}):
+        with pytest.raises(ValueError, match="reply"):
+            make_agent("mc", **bad)
 
 
 # ---------------------------------------------------------------- determinism
