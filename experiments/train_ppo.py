@@ -164,6 +164,9 @@ class Args:
     """stop an update's epochs early above this approximate KL (None: never)"""
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the shared MLP trunk"""
+    card_head: int = 0
+    """width of a policy head shared by the 52 cards (0: none; ``agents.ppo.PolicyNet``):
+    each card's own features and a summary of the trunk give that card's logit"""
     obs_size: int = 0
     """features the network reads, a prefix of the observation layout (0: all of today's
     layout; e.g. 1076 for labels made before the card_trick block was added)"""
@@ -213,7 +216,7 @@ class SelfPlay:
         self.pool: list[dict] = []
         self.size = pool
         self.rng = rng
-        self.net = PolicyNet(net.hidden, obs_size=net.obs_size)
+        self.net = PolicyNet(net.hidden, obs_size=net.obs_size, card_head=net.card_head)
         self.agent = PPOAgent(net=self.net, sample=True, threads=0)
         self.refresh(net)
 
@@ -545,7 +548,8 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
     rng = np.random.default_rng(seed)
 
     net = load_checkpoint(args.init)[0].train() if args.init else PolicyNet(
-        tuple(args.hidden), obs_size=args.obs_size or OBSERVATION_SIZE)
+        tuple(args.hidden), obs_size=args.obs_size or OBSERVATION_SIZE,
+        card_head=args.card_head)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     selfplay = SelfPlay(net, args.snapshot_pool, rng) if "self" in args.opponents else None
     members = league_members(args.opponents, selfplay and selfplay.agent)

@@ -101,6 +101,51 @@ def test_train_ppo_league_players_imitation_seeds_smoke(tmp_path: Path) -> None:
     play_rounds(agent, Rules(num_players=5, target_score=None), 8, seed=2)
 
 
+def test_card_features_say_where_each_card_is_and_how_it_ranks() -> None:
+    """The shared card head's inputs, checked card by card against the engine's state."""
+    from agents.ppo import CardFeatures
+
+    engine = Engine(Rules(game="hearts", passing=False, target_score=None), 8)
+    engine.reset(3)
+    rng = np.random.default_rng(0)
+    for _ in range(9):  # into the third trick
+        engine.step(engine.sample_legal(rng))
+    st = engine.state
+    seat = st.current_player.astype(np.int64)
+    obs = torch.as_tensor(observe(engine, seat))
+    feats = CardFeatures()(obs).numpy()  # (8, 52, F)
+    assert feats.shape == (8, 52, CardFeatures().size)
+    for g in range(8):
+        hand = int(st.hands[g, seat[g]])
+        played = int(st.played[g])
+        for card in range(52):
+            held = hand >> card & 1
+            assert feats[g, card, 0] == held
+            suit, rank = divmod(card, 13)
+            out = [c for c in range(13 * suit, 13 * suit + 13)
+                   if not (hand >> c & 1) and not (played >> c & 1)]
+            assert feats[g, card, -4] * 12 == pytest.approx(sum(c % 13 > rank for c in out))
+            assert feats[g, card, -3] * 12 == pytest.approx(sum(c % 13 < rank for c in out))
+            in_trick = [int(c) for c in st.current_trick[g] if c >= 0]
+            higher = any(c // 13 == suit and c % 13 > rank for c in in_trick)
+            assert feats[g, card, -1] == higher
+
+
+def test_card_head_trains_saves_and_plays(tmp_path: Path) -> None:
+    """--card-head: imitation then PPO with the shared card head; the checkpoint keeps it."""
+    checkpoint = tmp_path / "cards.pt"
+    _train(tmp_path, "--total-timesteps", "256", "--card-head", "8", "--imitate", "greedy",
+           "--imitate-decisions", "100", "--imitate-epochs", "1", "--opponents", "random",
+           "self", "--checkpoint", str(checkpoint))
+    agent = make_agent("ppo", checkpoint=str(checkpoint))
+    assert agent.net.card_head == 8
+    play_rounds(agent, Rules(num_players=4, target_score=None), 8, seed=4)
+    from agents.ppo import PolicyNet
+
+    with pytest.raises(ValueError, match="card_head needs the whole observation"):
+        PolicyNet((16,), obs_size=1076, card_head=8)
+
+
 def test_imitation_of_mc_values_labels_once_and_reuses_them(tmp_path: Path) -> None:
     """Soft targets from mc's action values; the labels are written once, then read back
     (a second run labels nothing: its teacher could not even be built)."""
