@@ -487,10 +487,11 @@ class Playouts:
         ``reply_rollouts`` times with the rollout policy, and the seat plays the move with
         the best mean value for itself (ties: the lowest card).
 
-        The replying seat sees the world's cards (the search is perfect-information), a
-        cheap model of opponents who search: they dump points on the trick's taker and
-        duck when that is safe, which the rollout policy does only by its fixed rules.
-        All replies of a ply, over every game, are played out in one engine batch."""
+        The replying seat sees the world's cards (the search is perfect-information): a
+        cheap model of opponents who search, that dump points on the trick's taker and
+        duck when that is safe. Measured (README "What limits the search"), it makes
+        ``mc`` worse than the rollout policy's noisy replies do. All replies of a ply,
+        over every game, are played out in one engine batch."""
         st, k = engine.state, self.reply_rollouts
         while True:
             acting = (st.current_player != 0) & ~st.match_over & (st.phase == Phase.PLAY)
@@ -509,10 +510,7 @@ class Playouts:
             sub.step(card[padded])
             self.finish(sub, rules, rng)
             seat = st.current_player[rows[game]].astype(np.int64)  # (M,) the replying seat
-            sc = sub.state
-            scorer = sub if not rules.cupids_arrow else self.engine(rules, 1)
-            points = scorer.round_score(sc.won, sc.dead, sc.bids, sc.cursed_suit)[:len(pair)]
-            mine = points[np.arange(len(pair)), seat[pair]].astype(np.float64)  # (N,)
+            mine = self.points(sub, rules)[np.arange(len(pair)), seat[pair]]  # (N,)
             value = np.bincount(pair, weights=-mine if rules.is_hearts else mine,
                                 minlength=len(game))  # (M,) k times the mean
             score = np.full((len(rows), 52), -np.inf)  # (n, 52)
@@ -566,10 +564,15 @@ class Playouts:
         """(n,) float64 each finished game's value for seat 0: its round points
         (the team's, with partners), or minus its penalty points in Hearts; the cursed
         suit is scored with the full ``rules``."""
+        points = self.points(engine, rules)[:, 0]
+        return -points if rules.is_hearts else points
+
+    def points(self, engine: Engine, rules: Rules) -> np.ndarray:
+        """(n, P) float64 each finished game's round points per seat (the cursed suit
+        scored with the full ``rules``)."""
         st = engine.state
         scorer = engine if not rules.cupids_arrow else self.engine(rules, 1)
-        points = scorer.round_score(st.won, st.dead, st.bids, st.cursed_suit)[:, 0]
-        return -points.astype(np.float64) if rules.is_hearts else points.astype(np.float64)
+        return scorer.round_score(st.won, st.dead, st.bids, st.cursed_suit).astype(np.float64)
 
 
 _RANKS, _SUIT_OF = C.RANK_OF, C.SUIT_OF  # (52,) each
