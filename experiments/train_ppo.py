@@ -331,7 +331,7 @@ class Table:
         self.env = SmoorVectorEnv(args.num_envs, rules=make_rules(args, players),
                                   learner_seat=args.learner_seat, opponents=self.league,
                                   reward_mode=reward_mode)
-        self.obs, self.info = self.env.reset(seed=seed)  # (N, 1076), infos
+        self.obs, self.info = self.env.reset(seed=seed)  # (N, OBSERVATION_SIZE), infos
         self.resetting = np.zeros(args.num_envs, bool)  # (N,) the next step only restarts
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -590,7 +590,7 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
     global_step = 0
 
     def current() -> tuple[torch.Tensor, torch.Tensor]:
-        """(n, 1076) observations and (n, 70) masks of all tables, in one batch."""
+        """(n, OBSERVATION_SIZE) observations and (n, 70) masks of all tables, in one batch."""
         return (torch.as_tensor(np.concatenate([t.obs for t in tables])),
                 torch.as_tensor(np.concatenate([t.info["action_mask"] for t in tables])))
 
