@@ -194,8 +194,7 @@ class ISMCTSAgent(SearchAgent):
                     node[walking] = nodes
                     in_tree[walking[new]] = False  # an expanded node ends the tree walk
                 engine.step(moves)
-            points = self._scorer(rules, engine).round_score(st.won, st.dead, st.bids,
-                                                              st.cursed_suit)  # (R, P)
+            points = self._playouts.points(engine, rules)  # (R, P)
             value = 1.0 - points / scale if rules.is_hearts else points / scale  # (R, P)
             for walks, nodes, movers in path:
                 np.add.at(visits, nodes, 1.0)
@@ -221,9 +220,7 @@ class ISMCTSAgent(SearchAgent):
         engine.install(worlds.take(dec[pair] * k + np.tile(np.arange(k), len(dec))))
         engine.step(act[pair])
         self._playouts.finish(engine, rules, rng)
-        st = engine.state
-        points = self._scorer(rules, engine).round_score(st.won, st.dead, st.bids,
-                                                          st.cursed_suit)[:, 0]
+        points = self._playouts.points(engine, rules)[:, 0]  # (N,)
         value = 1.0 - points / scale if rules.is_hearts else points / scale  # (N,)
         ids = size + np.arange(len(dec))
         child[dec, act] = ids
@@ -231,10 +228,6 @@ class ISMCTSAgent(SearchAgent):
         total[ids] = np.bincount(pair, weights=value, minlength=len(dec))
         avail[ids] = k * np.bincount(dec, minlength=d)[dec]  # legal in every root visit
         return size + len(dec)
-
-    def _scorer(self, rules: Rules, engine):
-        """The engine that scores finished rollouts: the cursed suit needs the full rules."""
-        return self._playouts.engine(rules, 1) if rules.cupids_arrow else engine
 
     def _descend(self, walking: np.ndarray, node: np.ndarray, st, moves: np.ndarray,
                  child: np.ndarray, visits: np.ndarray, total: np.ndarray, avail: np.ndarray,
