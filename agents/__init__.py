@@ -1,8 +1,9 @@
 """Baseline agents behind one batched protocol (see ``agents.base``).
 
-``ppo`` (``agents.ppo``, a trained policy) needs PyTorch (the ``rl`` extra) and
-``rllib`` (``agents.rllib``, a policy trained with RLlib) needs Ray (the ``ray`` extra);
-they are registered here by factories that import them only when the agent is created.
+``ppo`` (``agents.policy``, a trained policy) plays in numpy; training it needs PyTorch
+(the ``rl`` extra). ``rllib`` (``agents.rllib``, a policy trained with RLlib) needs Ray
+(the ``ray`` extra): it is registered here by a factory that imports it only when the
+agent is created.
 """
 
 from typing import Any
@@ -11,18 +12,8 @@ from agents.base import Agent, agent_names, build_agent, make_agent, parse_agent
 from agents.greedy import GreedyAgent
 from agents.ismcts import ISMCTSAgent
 from agents.mc import MCAgent
+from agents.policy import PPOAgent
 from agents.random_agent import RandomAgent
-
-
-@register("ppo")
-def _make_ppo(**options: Any) -> Agent:
-    """``agents.ppo.PPOAgent`` (imported here so that ``agents`` does not need torch)."""
-    try:
-        from agents.ppo import PPOAgent
-    except ImportError as error:
-        raise ImportError("the ppo agent needs PyTorch: install the rl extra "
-                          "(pip install -e '.[rl]')") from error
-    return PPOAgent(**options)
 
 
 @register("rllib")
@@ -36,5 +27,5 @@ def _make_rllib(**options: Any) -> Agent:
     return RLlibAgent(**options)
 
 
-__all__ = ["Agent", "GreedyAgent", "ISMCTSAgent", "MCAgent", "RandomAgent", "agent_names",
-           "build_agent", "make_agent", "parse_agent", "register"]
+__all__ = ["Agent", "GreedyAgent", "ISMCTSAgent", "MCAgent", "PPOAgent", "RandomAgent",
+           "agent_names", "build_agent", "make_agent", "parse_agent", "register"]

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import register
-from agents.mc import MCAgent
+from agents.mc import MCAgent, Prior
 from agents.rollout import RolloutPolicy
 from agents.search import (
     Belief,
@@ -96,6 +96,14 @@ class ISMCTSAgent(SearchAgent):
         belief: how worlds are sampled (``agents.search.Belief``): ``"uniform"``, or
             ``"greedy:EPS"``: weighed by the likelihood of the other seats' plays.
         belief_candidates: with a weighed belief, candidate worlds drawn per world kept.
+        prior: an agent spec with a ``log_policy`` (a trained policy, e.g.
+            ``"ppo:checkpoint=ppo_hearts"``): at the root, ``prior_weight`` times its
+            log-probability of each move (in points, over the value scale) is added to
+            the move's UCB score, so the walks, and with them the most visited move,
+            favour what the policy plays when the search's values are close (as
+            ``mc``'s ``prior`` does to its values). One forward pass per decision.
+            Default None.
+        prior_weight: points per unit of log-probability of ``prior``.
     """
 
     name = "ismcts"
@@ -106,7 +114,8 @@ class ISMCTSAgent(SearchAgent):
                  opponents_in_tree: bool = False, seed_worlds: int = 64,
                  time_budget: float | None = None,
                  rules: Rules | None = None, belief: str = "uniform",
-                 belief_candidates: int = 4) -> None:
+                 belief_candidates: int = 4, prior: str | None = None,
+                 prior_weight: float = 0.3) -> None:
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{key} must be a positive int, got {value!r}")
@@ -125,6 +134,8 @@ class ISMCTSAgent(SearchAgent):
         self.belief = Belief(belief, belief_candidates)
         self.rollout, self.time_budget, self.rules = rollout, time_budget, rules
         self._playouts = Playouts(RolloutPolicy(rollout))
+        self._prior = Prior(prior, prior_weight)
+        self.prior, self.prior_weight = prior, self._prior.weight
         # Bids and cursed suits: chosen by simulation, as mc does it.
         self._mc = MCAgent(worlds=128, rollout=rollout, rules=rules)
         self._rules_cache: dict[bytes, Rules] = {}
@@ -133,15 +144,17 @@ class ISMCTSAgent(SearchAgent):
         mask, obs, view, actions, search = self._prepare(observations)
         for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
             if phase == Phase.PLAY:
-                actions[rows] = self._search(view, rows, mask[rows], rules, rng)
+                bonus = self._prior.bonus(obs[rows], mask[rows])  # (D, 70) points, or None
+                actions[rows] = self._search(view, rows, mask[rows], rules, rng, bonus)
             else:  # bids and cursed suits: by simulation, as mc chooses them
                 actions[rows] = self._mc.act({"observation": obs[rows],
                                               "action_mask": mask[rows]}, rng)
         return actions
 
     def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
-                rng: np.random.Generator) -> np.ndarray:
-        """The most visited root move (D,) of D play decisions of one rule set."""
+                rng: np.random.Generator, bonus: np.ndarray | None = None) -> np.ndarray:
+        """The most visited root move (D,) of D play decisions of one rule set; ``bonus``
+        (D, 70) points, if given, is added to the root moves' UCB scores (``prior``)."""
         start = time.perf_counter()
         d, p, m = len(rows), rules.num_players, self.walks
         know = knowledge(view, rows, p)
@@ -157,6 +170,7 @@ class ISMCTSAgent(SearchAgent):
         engine = self._playouts.engine(play_rules, d * m)
         root_of = np.repeat(np.arange(d), m)  # (R,) decision (= root node) of each walk
         scale = _value_scale(rules)
+        root_bias = None if bonus is None else bonus[:, :52] / scale  # (D, 52) value units
         # A weighed belief draws its candidate worlds and their likelihoods once; the
         # first wave and each later one pick their worlds from them afresh.
         pool = self.belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform
@@ -187,7 +201,7 @@ class ISMCTSAgent(SearchAgent):
                 walking = np.flatnonzero(walking)
                 if len(walking):
                     cards, nodes, size = self._descend(walking, node, st, moves, child, visits,
-                                                       total, avail, size, rng)
+                                                       total, avail, size, rng, root_bias)
                     moves[walking] = cards
                     path.append((walking, nodes, st.current_player[walking].astype(np.int64)))
                     new = visits[nodes] == 0
@@ -231,9 +245,11 @@ class ISMCTSAgent(SearchAgent):
 
     def _descend(self, walking: np.ndarray, node: np.ndarray, st, moves: np.ndarray,
                  child: np.ndarray, visits: np.ndarray, total: np.ndarray, avail: np.ndarray,
-                 size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
+                 size: int, rng: np.random.Generator, root_bias: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, int]:
         """One tree step of the walks still in the tree: their cards, the nodes they move
-        to (new nodes for untried moves), and the new node count."""
+        to (new nodes for untried moves), and the new node count. ``root_bias`` (D, 52),
+        if given, is added to the scores of the moves at the roots (nodes 0..D-1)."""
         here = node[walking]  # (n,)
         legal = st.legal[walking]  # (n,) uint64 card sets
         kids = child[here]  # (n, 52)
@@ -264,6 +280,9 @@ class ISMCTSAgent(SearchAgent):
                 np.log(np.maximum(avail[ks], 1.0)) / v)
             if self.noise:
                 score = score + self.noise * rng.standard_normal(score.shape)
+            if root_bias is not None:
+                at_root = np.flatnonzero(here[s] < len(root_bias))
+                score[at_root] += root_bias[here[s][at_root]]
             score = np.where(exists[s], score, -np.inf)
             cards[s] = np.argmax(score, axis=1)
         nodes = child[here, cards].astype(np.int64)  # (n,) -1 where new

@@ -86,6 +86,31 @@ def _optional_agent(key: str, spec: str | None) -> Any:
             from error
 
 
+class Prior:
+    """A trained policy's estimate of each action, in points: ``weight`` times its
+    log-probability (the ``prior`` option of ``mc`` and ``ismcts``).
+
+    A policy distilled from a search at temperature T values an action at about
+    T log pi(a) + const, so ``weight=T`` weighs its estimate like the search's values.
+    """
+
+    def __init__(self, spec: str | None, weight: float) -> None:
+        self.spec, self.weight = spec, float(weight)
+        self.agent = _optional_agent("prior", spec)
+        if self.agent is not None and not hasattr(self.agent, "log_policy"):
+            raise ValueError(f"prior {spec!r} has no log_policy: use a trained policy (ppo)")
+        if not np.isfinite(self.weight) or self.weight < 0:
+            raise ValueError(f"prior_weight must be a finite number >= 0, got {weight!r}")
+
+    def bonus(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+        """(D, 70) points added to the values of the D decisions ``obs`` (D, OBS) with
+        legal actions ``mask`` (D, 70): 0 where illegal; None without a prior."""
+        if self.agent is None:
+            return None
+        logp = self.agent.log_policy({"observation": obs, "action_mask": mask})  # -inf: illegal
+        return self.weight * np.where(mask, logp, 0.0)
+
+
 @register("mc")
 class MCAgent(SearchAgent):
     """Perfect-Information Monte Carlo; see the module docstring.
@@ -162,12 +187,8 @@ class MCAgent(SearchAgent):
         self._playouts = Playouts(RolloutPolicy(rollout), _optional_agent("reply", reply),
                                   _optional_agent("rollout_agent", rollout_agent),
                                   self.reply_rollouts)
-        self.prior, self.prior_weight = prior, float(prior_weight)
-        self._prior = _optional_agent("prior", prior)
-        if self._prior is not None and not hasattr(self._prior, "log_policy"):
-            raise ValueError(f"prior {prior!r} has no log_policy: use a trained policy (ppo)")
-        if not np.isfinite(self.prior_weight) or self.prior_weight < 0:
-            raise ValueError(f"prior_weight must be a finite number >= 0, got {prior_weight!r}")
+        self._prior = Prior(prior, prior_weight)
+        self.prior, self.prior_weight = prior, self._prior.weight
         self.time_budget = time_budget
         self.rules = rules
         self._rules_cache: dict[bytes, Rules] = {}
@@ -187,11 +208,7 @@ class MCAgent(SearchAgent):
         mask, obs, view, actions, search = self._prepare(observations)
         values = np.full(mask.shape, np.nan)
         for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
-            bonus = None
-            if self._prior is not None:  # (D, 70) the policy's estimate, in points
-                logp = self._prior.log_policy({"observation": obs[rows],
-                                               "action_mask": mask[rows]})  # -inf: illegal
-                bonus = self.prior_weight * np.where(mask[rows], logp, 0.0)
+            bonus = self._prior.bonus(obs[rows], mask[rows])  # (D, 70) points, or None
             actions[rows], values[rows] = self._search(view, rows, mask[rows], phase, rules,
                                                        rng, bonus)
         return actions, values

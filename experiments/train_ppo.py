@@ -217,7 +217,7 @@ class SelfPlay:
         self.size = pool
         self.rng = rng
         self.net = PolicyNet(net.hidden, obs_size=net.obs_size, card_head=net.card_head)
-        self.agent = PPOAgent(net=self.net, sample=True, threads=0)
+        self.agent = PPOAgent(net=self.net, sample=True)
         self.refresh(net)
 
     def refresh(self, net: PolicyNet) -> None:

@@ -127,9 +127,21 @@ def test_console_script_runs_with_the_base_dependencies_only(script, tmp_path):
 
 
 def test_an_agent_from_an_extra_is_refused_before_any_game(tmp_path):
-    args = ["--agents", "random", "greedy", "ppo", "--players", "3", "--deals", "3",
+    args = ["--agents", "random", "greedy", "rllib", "--players", "3", "--deals", "3",
             "--out-dir", str(tmp_path), "--no-progress"]
     done = run_script(SCRIPTS["smoor-league"], args, tmp_path)
     assert done.returncode != 0
-    assert "install the rl extra" in done.stderr
+    assert "install the ray extra" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_trained_policy_plays_without_torch(tmp_path):
+    """The shipped checkpoints play in numpy: ``ppo``, and ``ismcts`` with it as a prior."""
+    args = ["--agents", "ppo:checkpoint=ppo_hearts",
+            "ismcts:iterations=64,walks=32,seed_worlds=4,prior=ppo:checkpoint=ppo_hearts",
+            "--players", "4", "--rule-sets", "hearts", "--deals", "2", "--chunk", "2",
+            "--out-dir", str(tmp_path), "--run-name", "bench"]
+    done = run_script(SCRIPTS["smoor-bench"], args, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "blocked" not in done.stderr
+    assert (tmp_path / "bench" / "summary.json").stat().st_size > 0

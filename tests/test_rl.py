@@ -296,8 +296,7 @@ def test_ppo_checkpoint_by_name_or_path() -> None:
     by_name = make_agent("ppo", checkpoint="ppo_hearts")
     for path in (str(SHIPPED_HEARTS), "checkpoints/ppo_hearts.pt"):
         by_path = make_agent("ppo", checkpoint=path)
-        for key, value in by_name.net.state_dict().items():
-            assert torch.equal(value, by_path.net.state_dict()[key])
+        assert by_path.net is by_name.net  # the same file, read once
     assert by_name.train_args["game"] == "hearts"
     assert make_agent("ppo").train_args["game"] == "smoorverliefd"
     assert make_agent("ppo").train_args["num_players"] == [3, 4, 5]
@@ -335,6 +334,71 @@ def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
         make_agent("mc", prior="greedy")
     with pytest.raises(ValueError, match="prior_weight"):
         make_agent("mc", prior="ppo:checkpoint=ppo_hearts", prior_weight=-1)
+
+
+@pytest.mark.parametrize("name", ["ppo_hearts", "ppo_smoorverliefd"])
+def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_path) -> None:
+    """The ``ppo`` agent plays a checkpoint in numpy (no torch): read without torch, its
+    logits are torch's on positions of the game it was trained for; the same training
+    args come back; a pickle with anything but tensors and containers is refused."""
+    import fractions
+    import pickle
+
+    from agents.policy import NumpyPolicyNet, read_checkpoint
+    from agents.ppo import load_checkpoint
+    from tests.test_agents import observations, random_positions
+
+    torch_net, torch_args = load_checkpoint(name)
+    agent = make_agent("ppo", checkpoint=name)
+    assert isinstance(agent.net, NumpyPolicyNet) and agent.train_args == torch_args
+    assert agent.net.card_head == torch_net.card_head
+    rules = Rules(game=torch_args["game"], num_players=4, target_score=None)
+    engine = random_positions(rules, 64, seed=11)
+    obs = {k: v[~engine.state.match_over] for k, v in observations(engine).items()}
+    mask = obs["action_mask"]
+    with torch.no_grad():
+        expected = torch_net(torch.as_tensor(obs["observation"]), torch.as_tensor(mask))[0]
+    got = agent.net.logits(obs["observation"], mask)
+    np.testing.assert_allclose(got[mask], expected.numpy()[mask], rtol=1e-4, atol=1e-4)
+    assert (agent.act(obs, None) == expected.numpy().argmax(axis=1)).all()
+    logp = agent.log_policy(obs)
+    np.testing.assert_allclose(logp[mask], torch.log_softmax(expected.double(), 1).numpy()[mask],
+                               rtol=1e-5, atol=1e-4)
+    bad = tmp_path / "bad.pt"
+    torch.save({"model": {}, "args": fractions.Fraction(1, 2)}, bad)
+    with pytest.raises(pickle.UnpicklingError, match="Fraction"):
+        read_checkpoint(bad)
+
+
+def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
+    """ismcts:prior=ppo: weight 0 searches exactly as plain ismcts; a huge weight sends
+    every walk at the root to the policy's move, so that is the most visited one; a
+    moderate weight changes some choices; a prior without log-probabilities is an error."""
+    from tests.test_agents import observations, random_positions
+
+    rules = Rules(game="hearts", num_players=4, target_score=None)
+    engine = random_positions(rules, 24, seed=4)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    choices = obs["action_mask"].sum(axis=1) > 1
+    assert choices.sum() >= 8
+    policy = make_agent("ppo", checkpoint="ppo_hearts").act(obs, None)
+    small = {"iterations": 128, "walks": 64, "seed_worlds": 8}
+
+    def play(**options):
+        return make_agent("ismcts", **small, **options).act(obs, np.random.default_rng(3))
+
+    plain = play()
+    prior = "ppo:checkpoint=ppo_hearts"
+    np.testing.assert_array_equal(play(prior=prior, prior_weight=0.0), plain)
+    np.testing.assert_array_equal(play(prior=prior, prior_weight=1e6)[choices],
+                                  policy[choices])
+    assert (plain[choices] != policy[choices]).any(), "the search alone plays the policy"
+    assert (play(prior=prior, prior_weight=1.0) != plain).any(), "the prior changed nothing"
+    with pytest.raises(ValueError, match="log_policy"):
+        make_agent("ismcts", prior="greedy")
+    with pytest.raises(ValueError, match="prior_weight"):
+        make_agent("ismcts", prior=prior, prior_weight=float("nan"))
 
 
 def vector_env_points(agent, opponents: str, games: int, seed: int) -> np.ndarray:

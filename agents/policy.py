@@ -1,0 +1,271 @@
+"""``ppo``: a policy trained by ``experiments/train_ppo.py``, played in numpy from its
+checkpoint (no PyTorch needed to play; training needs the ``rl`` extra).
+
+    make_agent("ppo")                                    # checkpoints/ppo_smoorverliefd.pt
+    make_agent("ppo", checkpoint="ppo_hearts")           # a shipped checkpoint by name
+    make_agent("ppo", checkpoint="runs/x/model.pt", sample=True)   # or any file
+    python -m experiments.win_rates --agents ppo:checkpoint=ppo_hearts \\
+        random greedy mc --players 4 --rule-sets hearts
+
+Shipped checkpoints (``checkpoints/<name>.pt``, see README "Reinforcement learning"):
+``ppo_smoorverliefd`` (Smoorverliefd, 3, 4 and 5 players) and ``ppo_hearts`` (Hearts with
+passing, 4 players).
+
+A checkpoint is a ``torch.save`` dict (``agents.ppo.save_checkpoint``): ``"model"`` (the
+``PolicyNet`` state dict), ``"hidden"`` (layer sizes), ``"card_head"`` (0: none) and
+``"args"`` (the training ``Args`` as a dict). ``read_checkpoint`` reads such a file
+without torch, with a restricted unpickler (tensors and plain containers only, as
+``torch.load(weights_only=True)`` allows), and ``NumpyPolicyNet`` computes the same
+logits as ``agents.ppo.PolicyNet`` (``tests/test_rl.py`` checks them against torch on
+the shipped checkpoints). The card head's features (``card_features``) have their one
+home here; the torch network calls the same function.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import check_mask, register
+from smoor_env.observation import MAX_SEATS, SLICES
+
+#: Folder of the shipped checkpoints; ``checkpoint="<name>"`` loads ``<name>.pt`` from it.
+CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
+#: The checkpoint played by default (Smoorverliefd, 3, 4 and 5 players).
+DEFAULT_CHECKPOINT = "ppo_smoorverliefd"
+
+#: Logit of illegal actions (large negative, finite: no NaN when a row has no legal action).
+MASKED_LOGIT = -1e8
+
+_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
+           "LongStorage": np.int64, "IntStorage": np.int32, "BoolStorage": np.bool_}
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The dict a ``torch.save`` zip file holds, tensors as numpy arrays, without torch.
+
+    Only tensors (any of the storages in ``_DTYPES``) and plain Python containers are
+    accepted; anything else in the pickle is a ``pickle.UnpicklingError`` naming it.
+    """
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        pickled = [name for name in names if name.endswith("/data.pkl")]
+        if len(pickled) != 1:
+            raise ValueError(f"{path} is not a torch.save file (no single data.pkl inside)")
+        root = pickled[0][:-len("data.pkl")]
+        order = archive.read(root + "byteorder").decode() if root + "byteorder" in names \
+            else "little"
+        endian = "<" if order == "little" else ">"
+        storages: dict[str, np.ndarray] = {}
+
+        def storage(key: str, dtype: type) -> np.ndarray:
+            if key not in storages:
+                raw = archive.read(f"{root}data/{key}")
+                storages[key] = np.frombuffer(raw, np.dtype(dtype).newbyteorder(endian))
+            return storages[key]
+
+        class Unpickler(pickle.Unpickler):
+            def find_class(self, module: str, name: str) -> Any:
+                if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+                    return _rebuild_tensor
+                if (module, name) == ("collections", "OrderedDict"):
+                    return dict
+                if module == "torch" and name in _DTYPES:
+                    return _DTYPES[name]
+                raise pickle.UnpicklingError(f"{path}: {module}.{name} is not allowed in a "
+                                             f"checkpoint (tensors and containers only)")
+
+            def persistent_load(self, pid: tuple) -> np.ndarray:
+                kind, dtype, key, _device, _numel = pid
+                if kind != "storage":
+                    raise pickle.UnpicklingError(f"{path}: unknown persistent id {kind!r}")
+                return storage(str(key), dtype)
+
+        with archive.open(pickled[0]) as file:
+            return Unpickler(file).load()
+
+
+def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
+                    *_: Any) -> np.ndarray:
+    """``torch._utils._rebuild_tensor_v2`` in numpy: a (copied, native-order) array."""
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
+                                           strides=tuple(s * item for s in stride))
+    return np.array(view, dtype=storage.dtype.newbyteorder("="))
+
+
+def _card_columns() -> np.ndarray:
+    """(52, 19) observation columns of each card: hand, trick by seat, played by seat,
+    won by seat, passed, received, the trick it was played in."""
+    cols = [SLICES["hand"].start + np.arange(52)]
+    for block in ("current_trick", "played", "won"):
+        cols += [SLICES[block].start + seat * 52 + np.arange(52) for seat in range(MAX_SEATS)]
+    cols += [SLICES[block].start + np.arange(52) for block in ("passed", "received",
+                                                               "card_trick")]
+    return np.stack(cols, 1)
+
+
+_COLUMNS = _card_columns()  # (52, 19)
+_SUIT, _RANK = np.arange(52) // 13, np.arange(52) % 13
+_SAME = _SUIT[:, None] == _SUIT[None, :]  # (52, 52) [j, c]: same suit
+_ABOVE = (_SAME & (_RANK[:, None] > _RANK[None, :])).astype(np.float32)  # [j, c]: j above c
+_BELOW = (_SAME & (_RANK[:, None] < _RANK[None, :])).astype(np.float32)  # [j, c]: j below c
+_CONSTANT = np.concatenate([np.eye(4)[_SUIT], _RANK[:, None] / 12.0], 1).astype(np.float32)
+#: Features per card (``card_features``' last axis).
+CARD_FEATURES = _COLUMNS.shape[1] + _CONSTANT.shape[1] + 4
+
+
+def card_features(obs: np.ndarray) -> np.ndarray:
+    """(B, 52, CARD_FEATURES) float32: what the observation (B, OBS) says about each card,
+    the same features for every card: its place (in the hand, in the trick by seat, played
+    by seat, won by seat, passed, received, the trick it was played in), its suit and rank,
+    and how it stands in its suit: the cards of the suit still out (not held, not played)
+    above and below it, the suit's cards in the hand, and whether a higher card of its suit
+    is in the trick."""
+    obs = np.asarray(obs, np.float32)
+    own = obs[:, _COLUMNS]  # (B, 52, 19)
+    hand = own[:, :, 0]  # (B, 52)
+    trick = own[:, :, 1:1 + MAX_SEATS].sum(2)  # (B, 52)
+    played = own[:, :, 1 + MAX_SEATS:1 + 2 * MAX_SEATS].sum(2)  # (B, 52)
+    out = np.maximum(1 - hand - played, 0)  # (B, 52) not held, not played
+    derived = np.stack([out @ _ABOVE / 12, out @ _BELOW / 12, hand @ _SAME.astype(np.float32)
+                        / 13, (trick @ _ABOVE > 0).astype(np.float32)], 2)  # (B, 52, 4)
+    constant = np.broadcast_to(_CONSTANT, (len(obs), 52, _CONSTANT.shape[1]))
+    return np.concatenate([own, constant, derived], 2)
+
+
+class NumpyPolicyNet:
+    """``agents.ppo.PolicyNet``'s policy in numpy, from a checkpoint's state dict.
+
+    Args:
+        state: the ``"model"`` state dict of a checkpoint (``read_checkpoint``).
+        hidden: the trunk's layer widths (the checkpoint's ``"hidden"``).
+        card_head: the card head's width (the checkpoint's ``"card_head"``; 0: none).
+    """
+
+    def __init__(self, state: dict[str, np.ndarray], hidden: tuple[int, ...],
+                 card_head: int = 0) -> None:
+        def layer(name: str) -> tuple[np.ndarray, np.ndarray]:  # (in, out), (out,)
+            return (np.ascontiguousarray(state[name + ".weight"].T, np.float32),
+                    state[name + ".bias"].astype(np.float32))
+
+        self.trunk = [layer(f"trunk.{2 * i}") for i in range(len(hidden))]
+        self.policy = layer("policy")
+        self.obs_size = (self.trunk[0] if self.trunk else self.policy)[0].shape[0]
+        self.card_head = int(card_head)
+        if self.card_head:
+            self.context = layer("context")
+            self.per_card = [layer("per_card.0"), layer("per_card.2")]
+
+    @classmethod
+    def load(cls, path: str | Path) -> tuple[NumpyPolicyNet, dict[str, Any]]:
+        """(network, training args) of a checkpoint file."""
+        data = read_checkpoint(path)
+        net = cls(data["model"], tuple(data["hidden"]), int(data.get("card_head", 0)))
+        return net, dict(data.get("args", {}))
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """(B, 70) float32 logits of the observations (B, OBS), MASKED_LOGIT where ``mask``
+        (B, 70) bool is False."""
+        obs = np.asarray(obs, np.float32)
+        h = obs[:, :self.obs_size]
+        for weight, bias in self.trunk:
+            h = np.maximum(h @ weight + bias, 0)  # (B, width)
+        logits = h @ self.policy[0] + self.policy[1]  # (B, 70)
+        if self.card_head:
+            ctx = np.maximum(h @ self.context[0] + self.context[1], 0)  # (B, C)
+            feats = card_features(obs)  # (B, 52, F)
+            (w1, b1), (w2, b2) = self.per_card
+            b, f = len(obs), feats.shape[2]
+            # The first layer split: card features (shared) plus the context (per game);
+            # 2-D products (stacked 3-D ones miss BLAS).
+            per_card = (feats.reshape(b * 52, f) @ w1[:f]).reshape(b, 52, -1)  # (B, 52, C)
+            hidden = np.maximum(per_card + (ctx @ w1[f:])[:, None, :] + b1, 0)
+            card = hidden.reshape(b * 52, -1) @ w2  # (B * 52, 1)
+            logits[:, :52] += card.reshape(b, 52) + b2  # (B, 52)
+        return np.where(mask, logits, np.float32(MASKED_LOGIT))
+
+
+def shipped_checkpoints() -> list[str]:
+    """Names of the checkpoints shipped in ``checkpoints/`` (what ``checkpoint=`` accepts
+    besides a path)."""
+    return sorted(path.stem for path in CHECKPOINT_DIR.glob("*.pt"))
+
+
+def resolve_checkpoint(checkpoint: str | Path) -> Path:
+    """The file of ``checkpoint``: a shipped checkpoint's name (``"ppo_hearts"`` is
+    ``checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to the
+    repository."""
+    path = Path(checkpoint)
+    named = CHECKPOINT_DIR / f"{checkpoint}.pt"
+    if path.name == str(checkpoint) and not path.suffix and named.exists():
+        return named
+    if not path.exists() and not path.is_absolute():
+        repo = CHECKPOINT_DIR.parent / path
+        if repo.exists():
+            return repo
+    if not path.exists():
+        raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
+                                f"shipped checkpoint name ({', '.join(shipped_checkpoints())})")
+    return path
+
+
+_CACHE: dict[str, tuple[NumpyPolicyNet, dict[str, Any]]] = {}
+
+
+@register("ppo")
+class PPOAgent:
+    """Plays a trained policy through the batched agent protocol.
+
+    Args:
+        checkpoint: a shipped checkpoint's name (``"ppo_smoorverliefd"``, the default, or
+            ``"ppo_hearts"``: ``checkpoints/<name>.pt``) or a checkpoint file's path,
+            played by ``NumpyPolicyNet``.
+        sample: sample from the policy instead of playing its most likely action.
+        net: play this network instead of ``checkpoint``: anything with
+            ``logits(obs, mask) -> (B, 70)`` numpy logits (``agents.ppo.PolicyNet`` has
+            it: self-play in ``train_ppo`` plays the network being trained).
+    """
+
+    name = "ppo"
+    uses_observation = True
+
+    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, sample: bool = False,
+                 net: Any = None) -> None:
+        if net is None:
+            key = str(resolve_checkpoint(checkpoint).resolve())
+            if key not in _CACHE:
+                _CACHE[key] = NumpyPolicyNet.load(key)
+            net, self.train_args = _CACHE[key]
+        else:
+            self.train_args = {}
+        self.net = net
+        self.sample = bool(sample)
+        self.checkpoint = checkpoint
+
+    def _logits(self, observations: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The checked (B, 70) bool mask and the network's (B, 70) masked logits."""
+        mask = check_mask(observations)
+        obs = np.asarray(observations["observation"], np.float32)
+        return mask, np.asarray(self.net.logits(obs, mask))
+
+    def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
+        """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
+        mask, logits = self._logits(observations)
+        logits = logits.astype(np.float64)
+        top = logits.max(axis=1, keepdims=True)
+        logp = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+        return np.where(mask, logp, -np.inf)
+
+    def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        mask, logits = self._logits(observations)
+        if not self.sample:
+            return logits.argmax(axis=1).astype(np.int64)
+        # Gumbel-max with numpy's generator: reproducible from the caller's rng.
+        gumbel = -np.log(-np.log(rng.random(mask.shape)))
+        scores = np.where(mask, logits + gumbel, -np.inf)
+        return np.argmax(scores, axis=1).astype(np.int64)
