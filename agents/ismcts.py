@@ -102,7 +102,8 @@ class ISMCTSAgent(SearchAgent):
             the move's UCB score, so the walks, and with them the most visited move,
             favour what the policy plays when the search's values are close (as
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
-            Default None.
+            ``"auto"``: in each rule set, the shipped checkpoint trained on it
+            (``agents.mc.Prior``). Default None.
         prior_weight: points per unit of log-probability of ``prior``.
     """
 
@@ -144,7 +145,7 @@ class ISMCTSAgent(SearchAgent):
         mask, obs, view, actions, search = self._prepare(observations)
         for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
             if phase == Phase.PLAY:
-                bonus = self._prior.bonus(obs[rows], mask[rows])  # (D, 70) points, or None
+                bonus = self._prior.bonus(obs[rows], mask[rows], rules)  # (D, 70) points, or None
                 actions[rows] = self._search(view, rows, mask[rows], rules, rng, bonus)
             else:  # bids and cursed suits: by simulation, as mc chooses them
                 actions[rows] = self._mc.act({"observation": obs[rows],

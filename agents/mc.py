@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import build_agent, register
+from agents.policy import PPOAgent, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.rules import Rules
@@ -92,22 +93,37 @@ class Prior:
 
     A policy distilled from a search at temperature T values an action at about
     T log pi(a) + const, so ``weight=T`` weighs its estimate like the search's values.
+    ``spec`` is an agent spec with a ``log_policy`` (e.g. ``"ppo:checkpoint=ppo_hearts"``),
+    played in every rule set; ``"auto"``: in each rule set the shipped checkpoint trained
+    on it (``agents.policy.shipped_policy_for``), none where no checkpoint was; None: none.
     """
 
     def __init__(self, spec: str | None, weight: float) -> None:
         self.spec, self.weight = spec, float(weight)
-        self.agent = _optional_agent("prior", spec)
+        self.agent = None if spec == "auto" else _optional_agent("prior", spec)
         if self.agent is not None and not hasattr(self.agent, "log_policy"):
             raise ValueError(f"prior {spec!r} has no log_policy: use a trained policy (ppo)")
         if not np.isfinite(self.weight) or self.weight < 0:
             raise ValueError(f"prior_weight must be a finite number >= 0, got {weight!r}")
+        self._auto: dict[Rules, Any] = {}
 
-    def bonus(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
-        """(D, 70) points added to the values of the D decisions ``obs`` (D, OBS) with
-        legal actions ``mask`` (D, 70): 0 where illegal; None without a prior."""
-        if self.agent is None:
+    def agent_for(self, rules: Rules) -> Any:
+        """The policy played in ``rules``, or None."""
+        if self.spec != "auto":
+            return self.agent
+        if rules not in self._auto:
+            name = shipped_policy_for(rules)
+            self._auto[rules] = None if name is None else PPOAgent(name)
+        return self._auto[rules]
+
+    def bonus(self, obs: np.ndarray, mask: np.ndarray, rules: Rules) -> np.ndarray | None:
+        """(D, 70) points added to the values of the D decisions ``obs`` (D, OBS) of
+        ``rules`` with legal actions ``mask`` (D, 70): 0 where illegal; None without a
+        prior there."""
+        agent = self.agent_for(rules)
+        if agent is None:
             return None
-        logp = self.agent.log_policy({"observation": obs, "action_mask": mask})  # -inf: illegal
+        logp = agent.log_policy({"observation": obs, "action_mask": mask})  # -inf: illegal
         return self.weight * np.where(mask, logp, 0.0)
 
 
@@ -149,6 +165,7 @@ class MCAgent(SearchAgent):
             ``prior_weight``, are added to the searched values before the best is chosen:
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
+            ``"auto"``: in each rule set, the shipped checkpoint trained on it (``Prior``).
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``.
     """
@@ -208,7 +225,7 @@ class MCAgent(SearchAgent):
         mask, obs, view, actions, search = self._prepare(observations)
         values = np.full(mask.shape, np.nan)
         for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
-            bonus = self._prior.bonus(obs[rows], mask[rows])  # (D, 70) points, or None
+            bonus = self._prior.bonus(obs[rows], mask[rows], rules)  # (D, 70) points, or None
             actions[rows], values[rows] = self._search(view, rows, mask[rows], phase, rules,
                                                        rng, bonus)
         return actions, values

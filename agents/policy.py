@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import pickle
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from agents.base import check_mask, register
 from smoor_env.observation import MAX_SEATS, SLICES
+from smoor_env.rules import Rules
 
 #: Folder of the shipped checkpoints; ``checkpoint="<name>"`` loads ``<name>.pt`` from it.
 CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
@@ -212,6 +214,31 @@ def resolve_checkpoint(checkpoint: str | Path) -> Path:
         raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
                                 f"shipped checkpoint name ({', '.join(shipped_checkpoints())})")
     return path
+
+
+def training_rules(args: Mapping[str, Any], players: int, single_round: bool | None = None
+                   ) -> Rules:
+    """The rules ``train_ppo`` trains on for ``players``, from its arguments (``Args``, or
+    a checkpoint's ``"args"``): single rounds if ``single_round`` (default
+    ``args["single_round"]``)."""
+    options: dict[str, Any] = {"game": args["game"], "num_players": players}
+    if args["game"] == "smoorverliefd":
+        options.update({key: args[key] for key in ("trump_hearts", "bidding", "partners",
+                                                   "pip_scoring")})
+    if args["single_round"] if single_round is None else single_round:
+        options["target_score"] = None
+    return Rules(**options)
+
+
+def shipped_policy_for(rules: Rules) -> str | None:
+    """The name of the shipped checkpoint trained on ``rules`` (compared as one round:
+    any target score), or None if none was."""
+    want = rules.replace(target_score=None)
+    for name in shipped_checkpoints():
+        args = PPOAgent(name).train_args
+        if any(training_rules(args, n, True) == want for n in args["num_players"]):
+            return name
+    return None
 
 
 _CACHE: dict[str, tuple[NumpyPolicyNet, dict[str, Any]]] = {}

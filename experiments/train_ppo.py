@@ -52,6 +52,7 @@ from torch.distributions import Categorical
 
 from agents import build_agent, make_agent, parse_agent
 from agents.environments import resolve_opponents
+from agents.policy import training_rules
 from agents.ppo import PolicyNet, PPOAgent, load_checkpoint, save_checkpoint
 from smoor_env import Rules
 from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv
@@ -199,14 +200,8 @@ class Args:
 
 def make_rules(args: Args, players: int, single_round: bool | None = None) -> Rules:
     """The training rules for ``players`` (single rounds if ``single_round``, default
-    ``args.single_round``)."""
-    options: dict[str, Any] = {"game": args.game, "num_players": players}
-    if args.game == "smoorverliefd":
-        options.update(trump_hearts=args.trump_hearts, bidding=args.bidding,
-                       partners=args.partners, pip_scoring=args.pip_scoring)
-    if args.single_round if single_round is None else single_round:
-        options["target_score"] = None
-    return Rules(**options)
+    ``args.single_round``): ``agents.policy.training_rules``."""
+    return training_rules(dataclasses.asdict(args), players, single_round)
 
 
 class SelfPlay:

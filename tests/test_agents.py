@@ -707,3 +707,90 @@ def test_mc_chooses_bids_and_cursed_suits_by_simulation(rules, phase):
     legal = obs["action_mask"].astype(bool)
     assert np.isfinite(values[legal]).all() and np.isnan(values[~legal]).all()
     assert (actions == np.argmax(np.where(legal, values, -np.inf), axis=1)).all()
+
+
+def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
+    """mc:prior=ppo: the choice is argmax(searched value + prior_weight log pi); the values
+    returned are the search's own. Weight 0 is plain mc; a huge weight the policy's
+    choice; a prior without log-probabilities is an error."""
+    rules = Rules(game="hearts", num_players=4, target_score=None)
+    engine = random_positions(rules, 24, seed=4)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    policy = make_agent("ppo", checkpoint="ppo_hearts")
+    logp = policy.log_policy(obs)  # (D, 70)
+    assert np.allclose(np.exp(logp).sum(axis=1), 1.0)
+    assert (logp[~obs["action_mask"]] == -np.inf).all()
+    plain = make_agent("mc", worlds=8).evaluate(obs, np.random.default_rng(1))
+    for weight in (0.0, 0.3, 1e6):
+        agent = make_agent("mc", worlds=8, prior="ppo:checkpoint=ppo_hearts",
+                           prior_weight=weight)
+        actions, values = agent.evaluate(obs, np.random.default_rng(1))
+        np.testing.assert_array_equal(values, plain[1])  # the search's values, unchanged
+        searched = ~np.isnan(values)
+        score = np.where(searched, values + weight * np.where(searched, logp, 0), -np.inf)
+        expected = np.where(searched.any(axis=1), score.argmax(axis=1), plain[0])
+        assert actions.tolist() == expected.tolist(), weight
+    assert (actions[searched.any(axis=1)] == policy.act(obs, None)[searched.any(axis=1)]).all()
+    assert (actions != plain[0]).any(), "the prior never changed a choice"
+    with pytest.raises(ValueError, match="log_policy"):
+        make_agent("mc", prior="greedy")
+    with pytest.raises(ValueError, match="prior_weight"):
+        make_agent("mc", prior="ppo:checkpoint=ppo_hearts", prior_weight=-1)
+
+
+def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
+    """ismcts:prior=ppo: weight 0 searches exactly as plain ismcts; a huge weight sends
+    every walk at the root to the policy's move, so that is the most visited one; a
+    moderate weight changes some choices; a prior without log-probabilities is an error."""
+    rules = Rules(game="hearts", num_players=4, target_score=None)
+    engine = random_positions(rules, 24, seed=4)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    choices = obs["action_mask"].sum(axis=1) > 1
+    assert choices.sum() >= 8
+    policy = make_agent("ppo", checkpoint="ppo_hearts").act(obs, None)
+    small = {"iterations": 128, "walks": 64, "seed_worlds": 8}
+
+    def play(**options):
+        return make_agent("ismcts", **small, **options).act(obs, np.random.default_rng(3))
+
+    plain = play()
+    prior = "ppo:checkpoint=ppo_hearts"
+    np.testing.assert_array_equal(play(prior=prior, prior_weight=0.0), plain)
+    np.testing.assert_array_equal(play(prior=prior, prior_weight=1e6)[choices],
+                                  policy[choices])
+    assert (plain[choices] != policy[choices]).any(), "the search alone plays the policy"
+    assert (play(prior=prior, prior_weight=1.0) != plain).any(), "the prior changed nothing"
+    with pytest.raises(ValueError, match="log_policy"):
+        make_agent("ismcts", prior="greedy")
+    with pytest.raises(ValueError, match="prior_weight"):
+        make_agent("ismcts", prior=prior, prior_weight=float("nan"))
+
+
+def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
+    """prior="auto" plays, in each rule set, the shipped checkpoint trained on it (Hearts
+    with passing at 4 players: ppo_hearts; Smoorverliefd at 3, 4, 5: ppo_smoorverliefd)
+    and no prior where none was trained (the same choices as no prior)."""
+    from agents.policy import shipped_policy_for
+
+    expected = {Rules(game="hearts", num_players=4): "ppo_hearts",
+                Rules(game="hearts", num_players=4, target_score=None): "ppo_hearts",
+                Rules(game="hearts", num_players=3): None,
+                Rules(game="hearts", num_players=4, passing=False): None,
+                Rules(num_players=3): "ppo_smoorverliefd",
+                Rules(num_players=5, target_score=None): "ppo_smoorverliefd",
+                Rules(num_players=4, trump_hearts=True): None,
+                Rules(num_players=4, partners=True): None}
+    for rules, name in expected.items():
+        assert shipped_policy_for(rules) == name, rules
+    for rules, spec in ((Rules(game="hearts", num_players=4, target_score=None),
+                         "ppo:checkpoint=ppo_hearts"),
+                        (Rules(num_players=4, trump_hearts=True, target_score=None), None)):
+        engine = random_positions(rules, 16, seed=6)
+        live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+        obs = {k: v[live] for k, v in observations(engine).items()}
+        auto = make_agent("mc", worlds=8, prior="auto", prior_weight=1.0)
+        named = make_agent("mc", worlds=8, prior=spec, prior_weight=1.0)
+        np.testing.assert_array_equal(auto.act(obs, np.random.default_rng(2)),
+                                      named.act(obs, np.random.default_rng(2)))
