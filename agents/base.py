@@ -67,7 +67,8 @@ def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
     """An agent spec as the command lines write it, split into ``make_agent``'s arguments.
 
     ``"mc:worlds=16,rollout=greedy"`` -> ``("mc", {"worlds": 16, "rollout": "greedy"})``:
-    values become int, float or bool where they read as one, else stay strings.
+    values become int, float, bool or None (``none``) where they read as one, else stay
+    strings.
     """
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
@@ -82,7 +83,7 @@ def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
             except ValueError:
                 continue
         else:
-            options[key] = {"true": True, "false": False}.get(value.lower(), value)
+            options[key] = {"true": True, "false": False, "none": None}.get(value.lower(), value)
     return name, options
 
 

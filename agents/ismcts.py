@@ -24,6 +24,12 @@ the rollout policy). Walks of a wave that reach the same node choose with a litt
 independent noise on the scores, so that near-equal children share the wave. The
 decision is the root move with the most visits.
 
+A trained policy steers the walks at the root (``prior``; by default the shipped
+checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
+log-probability of each root move is added to that move's UCB score, so that among
+moves the search values about equally, the walks, and the decision, favour the
+policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (README).
+
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
 Arrow's cursed suit are chosen by simulation, as ``mc`` does (each candidate played
 out over sampled worlds). A decision is a function of the observation and the
@@ -102,8 +108,10 @@ class ISMCTSAgent(SearchAgent):
             the move's UCB score, so the walks, and with them the most visited move,
             favour what the policy plays when the search's values are close (as
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
-            ``"auto"``: in each rule set, the shipped checkpoint trained on it
-            (``agents.mc.Prior``). Default None.
+            ``"auto"`` (the default): in each rule set, the shipped checkpoint trained on
+            it (``agents.mc.Prior``: ``ppo_hearts`` in 4-player Hearts with passing,
+            ``ppo_smoorverliefd`` in Smoorverliefd at 3-5 players), none elsewhere.
+            None: no prior.
         prior_weight: points per unit of log-probability of ``prior``.
     """
 
@@ -115,7 +123,7 @@ class ISMCTSAgent(SearchAgent):
                  opponents_in_tree: bool = False, seed_worlds: int = 64,
                  time_budget: float | None = None,
                  rules: Rules | None = None, belief: str = "uniform",
-                 belief_candidates: int = 4, prior: str | None = None,
+                 belief_candidates: int = 4, prior: str | None = "auto",
                  prior_weight: float = 0.3) -> None:
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:

@@ -740,7 +740,8 @@ def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
 
 
 def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
-    """ismcts:prior=ppo: weight 0 searches exactly as plain ismcts; a huge weight sends
+    """ismcts:prior=ppo (the default: prior=auto, here ppo_hearts): weight 0 searches
+    exactly as ismcts without a prior; a huge weight sends
     every walk at the root to the policy's move, so that is the most visited one; a
     moderate weight changes some choices; a prior without log-probabilities is an error."""
     rules = Rules(game="hearts", num_players=4, target_score=None)
@@ -755,7 +756,8 @@ def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
     def play(**options):
         return make_agent("ismcts", **small, **options).act(obs, np.random.default_rng(3))
 
-    plain = play()
+    plain = play(prior=None)
+    assert (play() != plain).any(), "the default (auto) prior changed nothing"
     prior = "ppo:checkpoint=ppo_hearts"
     np.testing.assert_array_equal(play(prior=prior, prior_weight=0.0), plain)
     np.testing.assert_array_equal(play(prior=prior, prior_weight=1e6)[choices],

@@ -77,6 +77,8 @@ def test_confidence_intervals_cover_the_true_value_about_95_percent_of_the_time(
 def test_agent_specs_and_bad_arguments(tmp_path):
     assert parse_agent("mc:worlds=16,rollout=greedy,budget=0.5") == (
         "mc", {"worlds": 16, "rollout": "greedy", "budget": 0.5})
+    assert parse_agent("ismcts:prior=none,noise=False") == (
+        "ismcts", {"prior": None, "noise": False})
     with pytest.raises(ValueError, match="key=value"):
         parse_agent("mc:worlds")
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
