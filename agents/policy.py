@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from agents.base import check_mask, register
 from smoor_env.observation import MAX_SEATS, SLICES
@@ -242,6 +243,7 @@ def shipped_policy_for(rules: Rules) -> str | None:
 
 
 _CACHE: dict[str, tuple[NumpyPolicyNet, dict[str, Any]]] = {}
+_BLAS: list[ThreadpoolController] = []  # made on first use (it scans the loaded libraries)
 
 
 @register("ppo")
@@ -253,6 +255,9 @@ class PPOAgent:
             ``"ppo_hearts"``: ``checkpoints/<name>.pt``) or a checkpoint file's path,
             played by ``NumpyPolicyNet``.
         sample: sample from the policy instead of playing its most likely action.
+        threads: BLAS threads of the forward pass (default 1: a decision stays on one
+            core, and idle BLAS threads do not spin beside the search's numpy work);
+            0 leaves numpy's setting alone.
         net: play this network instead of ``checkpoint``: anything with
             ``logits(obs, mask) -> (B, 70)`` numpy logits (``agents.ppo.PolicyNet`` has
             it: self-play in ``train_ppo`` plays the network being trained).
@@ -262,7 +267,11 @@ class PPOAgent:
     uses_observation = True
 
     def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, sample: bool = False,
-                 net: Any = None) -> None:
+                 threads: int = 1, net: Any = None) -> None:
+        if not isinstance(threads, int | np.integer) or isinstance(threads, bool) \
+                or threads < 0:
+            raise ValueError(f"threads must be an int >= 0, got {threads!r}")
+        self.threads = int(threads)
         if net is None:
             key = str(resolve_checkpoint(checkpoint).resolve())
             if key not in _CACHE:
@@ -278,7 +287,12 @@ class PPOAgent:
         """The checked (B, 70) bool mask and the network's (B, 70) masked logits."""
         mask = check_mask(observations)
         obs = np.asarray(observations["observation"], np.float32)
-        return mask, np.asarray(self.net.logits(obs, mask))
+        if not self.threads:
+            return mask, np.asarray(self.net.logits(obs, mask))
+        if not _BLAS:
+            _BLAS.append(ThreadpoolController())
+        with _BLAS[0].limit(limits=self.threads, user_api="blas"):
+            return mask, np.asarray(self.net.logits(obs, mask))
 
     def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
         """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""

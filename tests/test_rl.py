@@ -332,6 +332,11 @@ def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_pat
     logp = agent.log_policy(obs)
     np.testing.assert_allclose(logp[mask], torch.log_softmax(expected.double(), 1).numpy()[mask],
                                rtol=1e-5, atol=1e-4)
+    for threads in (0, 2):  # BLAS threads change the speed, not the logits
+        other = make_agent("ppo", checkpoint=name, threads=threads).log_policy(obs)
+        np.testing.assert_allclose(other[mask], logp[mask], rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="threads"):
+        make_agent("ppo", checkpoint=name, threads=-1)
     bad = tmp_path / "bad.pt"
     torch.save({"model": {}, "args": fractions.Fraction(1, 2)}, bad)
     with pytest.raises(pickle.UnpicklingError, match="Fraction"):
