@@ -234,10 +234,10 @@ def training_rules(args: Mapping[str, Any], players: int, single_round: bool | N
 def shipped_policy_for(rules: Rules) -> str | None:
     """The name of the shipped checkpoint trained on ``rules`` (compared as one round:
     any target score), or None if none was."""
-    want = rules.replace(target_score=None)
     for name in shipped_checkpoints():
         args = PPOAgent(name).train_args
-        if any(training_rules(args, n, True) == want for n in args["num_players"]):
+        if any(training_rules(args, n, True).replace(target_score=rules.target_score) == rules
+               for n in args["num_players"]):
             return name
     return None
 

@@ -783,7 +783,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
                 Rules(num_players=3): "ppo_smoorverliefd",
                 Rules(num_players=5, target_score=None): "ppo_smoorverliefd",
                 Rules(num_players=4, trump_hearts=True): None,
-                Rules(num_players=4, partners=True): None}
+                Rules(num_players=4, partners=True): None,
+                Rules(num_players=4, cupids_arrow=True): None}
     for rules, name in expected.items():
         assert shipped_policy_for(rules) == name, rules
     for rules, spec in ((Rules(game="hearts", num_players=4, target_score=None),
