@@ -84,8 +84,8 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
 
             def persistent_load(self, pid: tuple) -> np.ndarray:
                 kind, dtype, key, _device, _numel = pid
-                if kind != "storage":
-                    raise pickle.UnpicklingError(f"{path}: unknown persistent id {kind!r}")
+                if kind != "storage" or dtype not in _DTYPES.values():
+                    raise pickle.UnpicklingError(f"{path}: unknown storage {pid!r}")
                 return storage(str(key), dtype)
 
         with archive.open(pickled[0]) as file:
@@ -95,6 +95,12 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
 def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
                     *_: Any) -> np.ndarray:
     """``torch._utils._rebuild_tensor_v2`` in numpy: a (copied, native-order) array."""
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    last = offset + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+    if min(size, default=1) > 0 and not (offset >= 0 and min(stride, default=0) >= 0
+                                         and last < len(storage)):
+        raise pickle.UnpicklingError(f"a tensor of size {size} and stride {stride} at offset "
+                                     f"{offset} does not fit its storage of {len(storage)}")
     item = storage.itemsize
     view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
                                            strides=tuple(s * item for s in stride))

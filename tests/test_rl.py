@@ -341,6 +341,12 @@ def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_pat
     torch.save({"model": {}, "args": fractions.Fraction(1, 2)}, bad)
     with pytest.raises(pickle.UnpicklingError, match="Fraction"):
         read_checkpoint(bad)
+    # A tensor that would read past its storage is refused, not read out of bounds.
+    from agents.policy import _rebuild_tensor
+
+    with pytest.raises(pickle.UnpicklingError, match="does not fit"):
+        _rebuild_tensor(np.zeros(8, np.float32), 0, (3, 3), (3, 1))
+    assert _rebuild_tensor(np.arange(9, dtype=np.float32), 0, (3, 3), (1, 3))[0, 1] == 3
 
 
 def vector_env_points(agent, opponents: str, games: int, seed: int) -> np.ndarray:
