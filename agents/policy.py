@@ -23,6 +23,7 @@ home here; the torch network calls the same function.
 
 from __future__ import annotations
 
+import functools
 import pickle
 import zipfile
 from collections.abc import Mapping
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import log_softmax
 from threadpoolctl import ThreadpoolController
 
 from agents.base import check_mask, register
@@ -249,7 +251,12 @@ def shipped_policy_for(rules: Rules) -> str | None:
 
 
 _CACHE: dict[str, tuple[NumpyPolicyNet, dict[str, Any]]] = {}
-_BLAS: list[ThreadpoolController] = []  # made on first use (it scans the loaded libraries)
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The BLAS thread pools, found on first use (it scans the loaded libraries)."""
+    return ThreadpoolController()
 
 
 @register("ppo")
@@ -295,18 +302,13 @@ class PPOAgent:
         obs = np.asarray(observations["observation"], np.float32)
         if not self.threads:
             return mask, np.asarray(self.net.logits(obs, mask))
-        if not _BLAS:
-            _BLAS.append(ThreadpoolController())
-        with _BLAS[0].limit(limits=self.threads, user_api="blas"):
+        with _blas().limit(limits=self.threads, user_api="blas"):
             return mask, np.asarray(self.net.logits(obs, mask))
 
     def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
         """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
         mask, logits = self._logits(observations)
-        logits = logits.astype(np.float64)
-        top = logits.max(axis=1, keepdims=True)
-        logp = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
-        return np.where(mask, logp, -np.inf)
+        return np.where(mask, log_softmax(logits.astype(np.float64), axis=1), -np.inf)
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         mask, logits = self._logits(observations)
