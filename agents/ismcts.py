@@ -109,9 +109,10 @@ class ISMCTSAgent(SearchAgent):
             favour what the policy plays when the search's values are close (as
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
             ``"auto"`` (the default): in each rule set, the shipped checkpoint trained on
-            it (``agents.mc.Prior``: ``ppo_hearts`` in 4-player Hearts with passing,
-            ``ppo_smoorverliefd`` in Smoorverliefd at 3-5 players), none elsewhere.
-            None: no prior.
+            it or on the same tricks (``agents.mc.Prior``: ``ppo_hearts`` in Hearts at
+            3-5 players, with or without passing; ``ppo_smoorverliefd`` in plain
+            Smoorverliefd at 3-5 players), none elsewhere (the Smoorverliefd
+            variants). None: no prior.
         prior_weight: points per unit of log-probability of ``prior``.
     """
 

@@ -95,7 +95,8 @@ class Prior:
     T log pi(a) + const, so ``weight=T`` weighs its estimate like the search's values.
     ``spec`` is an agent spec with a ``log_policy`` (e.g. ``"ppo:checkpoint=ppo_hearts"``),
     played in every rule set; ``"auto"``: in each rule set the shipped checkpoint trained
-    on it (``agents.policy.shipped_policy_for``), none where no checkpoint was; None: none.
+    on it, or on the same tricks with another player count or passing
+    (``agents.policy.shipped_policy_for``), none where no checkpoint was; None: none.
     """
 
     def __init__(self, spec: str | None, weight: float) -> None:
@@ -165,7 +166,8 @@ class MCAgent(SearchAgent):
             ``prior_weight``, are added to the searched values before the best is chosen:
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
-            ``"auto"``: in each rule set, the shipped checkpoint trained on it (``Prior``).
+            ``"auto"``: in each rule set, the shipped checkpoint trained on it or on the
+            same tricks (``Prior``).
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``.
     """

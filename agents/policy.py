@@ -239,14 +239,32 @@ def training_rules(args: Mapping[str, Any], players: int, single_round: bool | N
     return Rules(**options)
 
 
-def shipped_policy_for(rules: Rules) -> str | None:
+def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     """The name of the shipped checkpoint trained on ``rules`` (compared as one round:
-    any target score), or None if none was."""
-    for name in shipped_checkpoints():
-        args = PPOAgent(name).train_args
+    any target score); else, if ``related``, one trained on the same tricks: the same
+    game and rules of play and scoring, differing only in the player count and in
+    Hearts' passing (which change the deal and the hands, not how a trick is won or
+    what it scores); else None.
+
+    So ``ppo_hearts`` (4-player Hearts with passing) is also the policy of 3- and
+    5-player Hearts and of Hearts without passing, while the Smoorverliefd variants
+    (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
+    policy misleads the search (measured in the README's "Agents' strength").
+    """
+    trained = {name: PPOAgent(name).train_args for name in shipped_checkpoints()}
+    for name, args in trained.items():
         if any(training_rules(args, n, True).replace(target_score=rules.target_score) == rules
                for n in args["num_players"]):
             return name
+    if related:
+        for name, args in trained.items():
+            if args["game"] != rules.game:
+                continue
+            deal = {"passing": rules.passing} if rules.is_hearts else {}
+            if training_rules(args, args["num_players"][0], True).replace(
+                    target_score=rules.target_score, num_players=rules.num_players,
+                    **deal) == rules:
+                return name
     return None
 
 

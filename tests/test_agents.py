@@ -772,21 +772,31 @@ def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
 
 def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     """prior="auto" plays, in each rule set, the shipped checkpoint trained on it (Hearts
-    with passing at 4 players: ppo_hearts; Smoorverliefd at 3, 4, 5: ppo_smoorverliefd)
-    and no prior where none was trained (the same choices as no prior)."""
+    with passing at 4 players: ppo_hearts; Smoorverliefd at 3, 4, 5: ppo_smoorverliefd),
+    else one trained on the same tricks (Hearts at any count, with or without passing:
+    ppo_hearts), and no prior where rules of play or scoring differ (the Smoorverliefd
+    variants, Hearts' queen options: the same choices as no prior)."""
     from agents.policy import shipped_policy_for
 
-    expected = {Rules(game="hearts", num_players=4): "ppo_hearts",
-                Rules(game="hearts", num_players=4, target_score=None): "ppo_hearts",
-                Rules(game="hearts", num_players=3): None,
-                Rules(game="hearts", num_players=4, passing=False): None,
-                Rules(num_players=3): "ppo_smoorverliefd",
-                Rules(num_players=5, target_score=None): "ppo_smoorverliefd",
-                Rules(num_players=4, trump_hearts=True): None,
-                Rules(num_players=4, partners=True): None,
-                Rules(num_players=4, cupids_arrow=True): None}
-    for rules, name in expected.items():
-        assert shipped_policy_for(rules) == name, rules
+    hearts = Rules(game="hearts", num_players=4)
+    expected = {  # rules: (auto, trained on exactly these rules)
+        hearts: ("ppo_hearts", "ppo_hearts"),
+        hearts.replace(target_score=None): ("ppo_hearts", "ppo_hearts"),
+        hearts.replace(num_players=3): ("ppo_hearts", None),
+        hearts.replace(num_players=5, target_score=None): ("ppo_hearts", None),
+        hearts.replace(passing=False): ("ppo_hearts", None),
+        hearts.replace(queen_breaks_hearts=True): (None, None),
+        hearts.replace(queen_never_first_trick=True, num_players=3): (None, None),
+        Rules(num_players=3): ("ppo_smoorverliefd", "ppo_smoorverliefd"),
+        Rules(num_players=5, target_score=None): ("ppo_smoorverliefd", "ppo_smoorverliefd"),
+        Rules(num_players=4, trump_hearts=True): (None, None),
+        Rules(num_players=3, bidding=True): (None, None),
+        Rules(num_players=4, partners=True): (None, None),
+        Rules(num_players=5, pip_scoring=True): (None, None),
+        Rules(num_players=4, cupids_arrow=True): (None, None)}
+    for rules, (related, exact) in expected.items():
+        assert shipped_policy_for(rules) == related, rules
+        assert shipped_policy_for(rules, related=False) == exact, rules
     for rules, spec in ((Rules(game="hearts", num_players=4, target_score=None),
                          "ppo:checkpoint=ppo_hearts"),
                         (Rules(num_players=4, trump_hearts=True, target_score=None), None)):
