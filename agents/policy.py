@@ -261,9 +261,12 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
             if args["game"] != rules.game:
                 continue
             deal = {"passing": rules.passing} if rules.is_hearts else {}
-            if training_rules(args, args["num_players"][0], True).replace(
-                    target_score=rules.target_score, num_players=rules.num_players,
-                    **deal) == rules:
+            try:
+                same = training_rules(args, args["num_players"][0], True).replace(
+                    target_score=rules.target_score, num_players=rules.num_players, **deal)
+            except ValueError:  # its rules have no game at this count (partners: 4 only)
+                continue
+            if same == rules:
                 return name
     return None
 

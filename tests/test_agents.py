@@ -770,6 +770,28 @@ def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
         make_agent("ismcts", prior=prior, prior_weight=float("nan"))
 
 
+def test_prior_auto_skips_a_checkpoint_whose_rules_have_no_game_at_the_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkpoint trained with partners (4 players only) is the policy of 4-player
+    Partner, and no policy of 3-player Smoorverliefd (not an impossible-rules error)."""
+    import agents.policy as policy
+
+    args = dict(policy.PPOAgent("ppo_smoorverliefd").train_args, partners=True,
+                num_players=[4])
+
+    class Trained:
+        train_args = args
+
+        def __init__(self, name: str) -> None:
+            pass
+
+    monkeypatch.setattr(policy, "shipped_checkpoints", lambda: ["ppo_partners"])
+    monkeypatch.setattr(policy, "PPOAgent", Trained)
+    assert policy.shipped_policy_for(Rules(num_players=4, partners=True)) == "ppo_partners"
+    assert policy.shipped_policy_for(Rules(num_players=3)) is None
+    assert policy.shipped_policy_for(Rules(num_players=4)) is None
+
+
 def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     """prior="auto" plays, in each rule set, the shipped checkpoint trained on it (Hearts
     with passing at 4 players: ppo_hearts; Smoorverliefd at 3, 4, 5: ppo_smoorverliefd),
