@@ -252,22 +252,23 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     policy misleads the search (measured in the README's "Agents' strength").
     """
     trained = {name: PPOAgent(name).train_args for name in shipped_checkpoints()}
+
+    def like(args: Mapping[str, Any], **fields: Any) -> Rules | None:
+        """The checkpoint's training rules (one round) with these fields of ``rules``;
+        None where they make no game (partners: 4 players only)."""
+        try:
+            return training_rules(args, args["num_players"][0], True).replace(
+                target_score=rules.target_score, num_players=rules.num_players, **fields)
+        except ValueError:
+            return None
+
     for name, args in trained.items():
-        if any(training_rules(args, n, True).replace(target_score=rules.target_score) == rules
-               for n in args["num_players"]):
+        if rules.num_players in args["num_players"] and like(args) == rules:
             return name
-    if related:
-        for name, args in trained.items():
-            if args["game"] != rules.game:
-                continue
-            deal = {"passing": rules.passing} if rules.is_hearts else {}
-            try:
-                same = training_rules(args, args["num_players"][0], True).replace(
-                    target_score=rules.target_score, num_players=rules.num_players, **deal)
-            except ValueError:  # its rules have no game at this count (partners: 4 only)
-                continue
-            if same == rules:
-                return name
+    deal = {"passing": rules.passing} if rules.is_hearts else {}
+    for name, args in trained.items():
+        if related and args["game"] == rules.game and like(args, **deal) == rules:
+            return name
     return None
 
 
