@@ -23,7 +23,11 @@ Smoorverliefd (collect hearts):
   the others must follow with); otherwise low from my longest plain suit, keeping
   my high cards to win heart tricks later.
 * Bidding (Blinde Liefde): the hearts I hold from ten up, plus one for every two
-  other aces, which is roughly how many hearts they capture.
+  other aces, which is roughly how many hearts they capture. Once I have won exactly
+  as many hearts as I bid, one more would cost me the bid (10 points become -5), so
+  I play to take none: lead the lowest card of my shortest plain suit; follow with
+  the highest heart that loses, else the highest-ranked card that loses, else the
+  lowest card.
 * Cursed suit (Cupid's Arrow): the suit in which I hold the fewest high cards (so
   I will win few of its tricks), hearts last.
 
@@ -177,7 +181,7 @@ def _trick_best(trick, led_suit, led_cards, trump_hearts):
 
 def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit: np.ndarray,
                 last: np.ndarray, played: np.ndarray, *, hearts: bool,
-                trump_hearts: bool) -> np.ndarray:
+                trump_hearts: bool, made_bid: np.ndarray | None = None) -> np.ndarray:
     """(N,) int64 the greedy card of each of N play decisions of one game and trump rule.
 
     Args:
@@ -189,39 +193,52 @@ def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit
         played: (N,) uint64 every card played this round (the trick's included).
         hearts: the game is Hearts (else Smoorverliefd).
         trump_hearts: hearts are trump (Smoorverliefd's Met Troef).
+        made_bid: (N,) bool, or None (no bids): the seat has won exactly as many hearts
+            as it bid (Blinde Liefde), so one more would cost it the bid; it then plays
+            to take no heart (the rows ``made`` of ``_lead_smoorverliefd`` and
+            ``_follow_smoorverliefd``).
 
     Leading and following are computed only for the rows that lead or follow (in a
     rollout every world is at the same place in the trick, so one of them is skipped).
     """
     lead, follow = ((_lead_hearts, _follow_hearts) if hearts
                     else (_lead_smoorverliefd, _follow_smoorverliefd))
+    made = None if hearts else made_bid  # (N,) bool, or None
     leading = led_suit < 0  # (N,)
     if leading.all():
-        return lead(hand, legal, played)
+        return lead(hand, legal, played, made)
     if not leading.any():
-        return follow(hand, legal, trick, led_suit, last, played, trump_hearts)
+        return follow(hand, legal, trick, led_suit, last, played, trump_hearts, made)
     out = np.empty(len(led_suit), np.int64)
     rows = np.flatnonzero(leading)
-    out[rows] = lead(hand[rows], legal[rows], played[rows])
+    out[rows] = lead(hand[rows], legal[rows], played[rows], None if made is None else made[rows])
     rows = np.flatnonzero(~leading)
     out[rows] = follow(hand[rows], legal[rows], trick[rows], led_suit[rows], last[rows],
-                       played[rows], trump_hearts)
+                       played[rows], trump_hearts, None if made is None else made[rows])
     return out
 
 
-def _lead_smoorverliefd(hand, legal, played):
+def _lead_smoorverliefd(hand, legal, played, made=None):
     """(N,) the card to lead in Smoorverliefd: the highest heart if no unseen heart beats
-    it, else the lowest card of the longest plain suit (of any suit if all are hearts)."""
+    it, else the lowest card of the longest plain suit (of any suit if all are hearts).
+    Rows ``made`` (N,) bool (Blinde Liefde, bid made: no more hearts wanted): the lowest
+    card of the shortest plain suit (all hearts: the lowest heart)."""
     key = _suit_keys(legal, _PLAIN_CARDS, _PLAIN_LONGEST, longest=True).min(axis=0)  # (N,)
     low_lead = legal & _LONGEST_KEY.take(key)
     low_lead &= np.negative(low_lead)  # its lowest card (x & -x keeps the lowest bit)
     hearts_held = legal & _HEARTS
     # The unseen hearts and mine are disjoint sets, so the larger number holds the top heart.
     safe = hearts_held > (_HEARTS & ~(hand | played))
-    return C.highest_card(np.where(safe, hearts_held, low_lead))
+    card = C.highest_card(np.where(safe, hearts_held, low_lead))
+    rows = np.flatnonzero(made) if made is not None else ()
+    if len(rows):
+        held = legal[rows]
+        key = _suit_keys(held, _PLAIN_CARDS, _PLAIN_SHORTEST).min(axis=0)  # (M,) uint8
+        card[rows] = C.lowest_card(held & _SHORTEST_KEY.take(key))
+    return card
 
 
-def _lead_hearts(hand, legal, played):
+def _lead_hearts(hand, legal, played, made=None):
     """(N,) the card to lead in Hearts: the lowest card of the shortest plain suit, spades
     after the other plain suits while QS is out and I hold QS, KS or AS, hearts last."""
     queen_out = (played & _QS_BIT) == 0
@@ -232,8 +249,11 @@ def _lead_hearts(hand, legal, played):
     return C.lowest_card(legal & _SHORTEST_KEY.take(keys.min(axis=0)))
 
 
-def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts):
-    """(N,) the card to play to a trick that has been led, in Smoorverliefd."""
+def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts, made=None):
+    """(N,) the card to play to a trick that has been led, in Smoorverliefd. Rows ``made``
+    (N,) bool (Blinde Liefde, bid made: no more hearts wanted): the highest heart that
+    loses to the trick's best, else the highest-ranked card that loses, else (every
+    card wins) the lowest card."""
     led_suit = led_suit.astype(np.intp)
     led_cards = _SUIT.take(led_suit)  # (N,) uint64
     _, beaters = _trick_best(trick, led_suit, led_cards, trump_hearts)
@@ -253,10 +273,18 @@ def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hear
             shed = np.where(heart_trick & (ruff != 0), ruff, shed)
         pool = np.where(void, shed, pool)
         high &= ~void
+    rows = np.flatnonzero(made) if made is not None else ()
+    if len(rows):
+        lose = losers[rows]
+        lose_hearts = lose & _HEARTS
+        shed = np.where(lose_hearts != 0, lose_hearts, _highest_by_rank(lose))
+        some = lose != 0
+        pool[rows] = np.where(some, shed, legal[rows])
+        high[rows] = some
     return _pick(pool, high)
 
 
-def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts):
+def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts, made=None):
     """(N,) the card to play to a trick that has been led, in Hearts."""
     led_suit = led_suit.astype(np.intp)
     led_cards = _SUIT.take(led_suit)  # (N,) uint64
@@ -283,6 +311,12 @@ def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts):
         pool[void] = dump
         high[void] = True
     return _pick(pool, high)
+
+
+def made_bid(won: np.ndarray, bids: np.ndarray) -> np.ndarray:
+    """(N,) bool: the seat has won exactly as many hearts as it bid (``won`` (N,) uint64 its
+    cards won this round, ``bids`` (N,) its bid, -1 for none)."""
+    return np.bitwise_count(won & _HEARTS) == bids
 
 
 def greedy_bid(hand: np.ndarray) -> np.ndarray:
@@ -336,7 +370,8 @@ class GreedyAgent:
                         view["led_suit"][rows],
                         view["trick_size"][rows] == view["players"][rows] - 1,
                         np.bitwise_or.reduce(view["played"][rows], axis=1),
-                        hearts=game, trump_hearts=trump)
+                        hearts=game, trump_hearts=trump,
+                        made_bid=made_bid(view["won"][rows, 0], view["bids"][rows, 0]))
         rows = np.flatnonzero(phase == Phase.PASS)
         actions[rows] = greedy_pass(legal[rows, 0] & C.DECK_MASK)
         rows = np.flatnonzero(phase == Phase.BID)

@@ -7,8 +7,8 @@ act from the engine state itself, without building an observation per ply:
 * ``"random"``: a uniformly random legal action (``Engine.sample_legal``);
 * ``"greedy"``: the ``greedy`` agent's rules (``agents.greedy.greedy_play`` for cards,
   ``greedy_bid`` for bids), on the acting seat's hand, the trick in progress, the
-  led suit and the cards played, which are exactly what the greedy agent decodes
-  from its observation;
+  led suit, the cards played and (Blinde Liefde) its bid and hearts won, which are
+  exactly what the greedy agent decodes from its observation;
 * ``"greedy:EPS"`` (e.g. ``"greedy:0.3"``): epsilon-greedy for the other seats, a
   random legal action with probability EPS, else the greedy one; seat 0 (the
   searching seat, in the search agents' worlds) keeps playing greedy, since it
@@ -25,7 +25,7 @@ import functools
 
 import numpy as np
 
-from agents.greedy import greedy_bid, greedy_play
+from agents.greedy import greedy_bid, greedy_play, made_bid
 from smoor_env.engine import Engine
 from smoor_env.state import PHASE_ACTION_OFFSET, Phase
 
@@ -72,10 +72,14 @@ def greedy_moves(engine: Engine) -> np.ndarray:
     b, p = engine.batch_size, rules.num_players
     hand = st.hands.reshape(-1).take(_row_starts(b, p) + st.current_player)  # (B,) uint64
     playing = st.phase == _PLAY  # (B,)
+    made = None  # (B,) bool: the seat to act has won exactly the hearts it bid
+    if rules.bidding:
+        acting = _row_starts(b, p) + st.current_player
+        made = made_bid(st.won.reshape(-1).take(acting), st.bids.reshape(-1).take(acting))
     if playing.all():  # a rollout's play phase: no row to pick
         moves = greedy_play(hand, st.legal, st.trick_mask, st.led_suit,
                             st.trick_size == p - 1, st.played, hearts=rules.is_hearts,
-                            trump_hearts=rules.trump_hearts)
+                            trump_hearts=rules.trump_hearts, made_bid=made)
         return np.maximum(moves, 0, out=moves)
     moves = np.zeros(b, np.int64)
     if playing.any():
@@ -83,7 +87,8 @@ def greedy_moves(engine: Engine) -> np.ndarray:
         moves[rows] = greedy_play(hand[rows], st.legal[rows], st.trick_mask[rows],
                                   st.led_suit[rows], st.trick_size[rows] == p - 1,
                                   st.played[rows], hearts=rules.is_hearts,
-                                  trump_hearts=rules.trump_hearts)
+                                  trump_hearts=rules.trump_hearts,
+                                  made_bid=None if made is None else made[rows])
     bidding = np.flatnonzero(st.phase == _BID)
     if len(bidding):
         moves[bidding] = PHASE_ACTION_OFFSET[Phase.BID] + greedy_bid(hand[bidding])

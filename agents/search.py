@@ -356,8 +356,15 @@ def play_likelihood(know: dict[str, np.ndarray], hands: np.ndarray, rules: Rules
     breakers = np.uint64(C.mask_of(np.flatnonzero(hearts_breakers(rules))))
     legal = play_legal(rules, hand, LED_MASKS[led[kn]], place[kn] == 0, trick[kn] == 0,
                        (before[dec, trick][kn] & breakers) != 0, few=False)
+    made = None  # (K * N,) bool: Blinde Liefde, the seat had won exactly the hearts it bid
+    if rules.bidding:
+        hearts = np.bitwise_count(trick_sets & np.uint64(C.HEART_MASK)).astype(np.int64)
+        hearts_won = hearts[:, :, None] * (winner[:, :, None] == np.arange(p))  # (D, T, P)
+        before_won = np.cumsum(hearts_won, axis=1) - hearts_won  # (D, T, P) before trick t
+        made = (before_won[dec, trick, seat] == know["bids"][dec, seat])[kn]
     choice = greedy_play(hand, legal, trick_before[kn], led[kn], place[kn] == p - 1,
-                         seen[kn], hearts=rules.is_hearts, trump_hearts=rules.trump_hearts)
+                         seen[kn], hearts=rules.is_hearts, trump_hearts=rules.trump_hearts,
+                         made_bid=made)
     options = np.bitwise_count(legal).astype(np.float64)
     prob = np.where(choice == card[kn], 1.0 - epsilon, 0.0) + epsilon / options
     # (A card the world's hand could not have played has no chance: the sampler never

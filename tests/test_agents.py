@@ -10,6 +10,7 @@ from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
 from agents.environments import make_env
+from agents.greedy import greedy_play, made_bid
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import (
     Belief,
@@ -324,7 +325,7 @@ def _greedy_round(rules: Rules, batch: int, seed: int, plies: int) -> Engine:
 
 
 @pytest.mark.parametrize("name", ["smoor-3", "smoor-4", "smoor-5", "trump", "partners",
-                                  "hearts-3", "hearts-4-no-pass", "hearts-5",
+                                  "bidding", "hearts-3", "hearts-4-no-pass", "hearts-5",
                                   "hearts-queen-options"])
 def test_the_history_in_the_observation_replays_every_greedy_play(name):
     """Every seat played greedy: in the true world the play model (with almost no noise)
@@ -599,6 +600,53 @@ def test_greedy_rollout_plays_what_the_greedy_agent_plays(rules):
         obs = {k: v[rows] for k, v in observations(engine).items()}
         agent_moves = make_agent("greedy").act(obs, np.random.default_rng(0))
         assert (greedy_moves(engine)[rows] == agent_moves).all()
+        # And in a batch of play-phase games only (a rollout's case, its own code path).
+        play = np.flatnonzero(st.phase[rows] == Phase.PLAY)
+        only_play = Engine(rules, len(play))
+        only_play.install(st.take(rows[play]))
+        assert (greedy_moves(only_play) == agent_moves[play]).all()
+
+
+def _greedy_card(hand: str, trick: str = "", led: str = "", *, made: bool,
+                 trump: bool = False, last: bool = False) -> str:
+    """The greedy card in Smoorverliefd for a hand (all of it legal unless it must follow
+    ``led``), the trick so far and whether the seat has made its Blinde Liefde bid."""
+    held = C.mask_of(C.parse_cards(hand))
+    led_suit = -1 if not led else "CDHS".index(led)
+    legal = held & int(C.SUIT_MASKS[led_suit]) if led and held & int(C.SUIT_MASKS[led_suit]) \
+        else held
+    trick_set = C.mask_of(C.parse_cards(trick))
+    one = lambda x: np.array([x], np.uint64)  # noqa: E731
+    card = greedy_play(one(held), one(legal), one(trick_set), np.array([led_suit]),
+                       np.array([last]), one(trick_set), hearts=False, trump_hearts=trump,
+                       made_bid=np.array([made]))
+    return C.card_str(int(card[0]))
+
+
+def test_greedy_that_has_made_its_bid_takes_no_more_hearts():
+    """Blinde Liefde: a seat that has won exactly the hearts it bid would lose its bid
+    (10 points become -5) with one more, so it plays to take none."""
+    # A heart trick it could win: it ducks under the 5, where it would otherwise win.
+    assert _greedy_card("3H 9H KH", "5H", "H", made=False) == "KH"
+    assert _greedy_card("3H 9H KH", "5H", "H", made=True) == "3H"
+    # Void in the suit led: it sheds its highest heart (not its lowest plain card).
+    assert _greedy_card("2H QH 5S AD", "KC", "C", made=False) == "AD"
+    assert _greedy_card("2H QH 5S AD", "KC", "C", made=True) == "QH"
+    # Hearts as trump, a trick already ruffed with 7H: the 9H would overruff and take it.
+    assert _greedy_card("5H 9H 2S", "KC 7H", "C", made=False, trump=True) == "9H"
+    assert _greedy_card("5H 9H 2S", "KC 7H", "C", made=True, trump=True) == "5H"
+    # No heart to shed: the highest-ranked card that loses.
+    assert _greedy_card("4S AD 9C", "KC", "C", made=True) == "9C"
+    assert _greedy_card("4S AD", "KC", "C", made=True) == "AD"
+    # Every card wins: the lowest.
+    assert _greedy_card("9S KS", "2S", "S", made=True) == "9S"
+    # Leading: the lowest card of its shortest plain suit, keeping hearts back.
+    assert _greedy_card("2C 3C 9D KS AH", made=True) == "9D"
+    assert _greedy_card("AH 2H", made=True) == "2H"
+    # Hearts won and bid, from the engine's arrays: exactly equal, and no bid is never made.
+    won = C.mask_of(C.parse_cards("2H 5H 3C"))
+    assert made_bid(np.array([won] * 4, np.uint64), np.array([2, 1, 3, -1])).tolist() == \
+        [True, False, False, False]
 
 
 def test_trick_best_is_the_engines_trick_winner():

@@ -33,7 +33,7 @@ def positions_digest(engine: Engine) -> str:
     st = engine.state
     digest = hashlib.sha256()
     for field in (st.phase, st.current_player, st.hands, st.legal, st.trick_mask,
-                  st.led_suit, st.trick_size, st.played, st.match_over):
+                  st.led_suit, st.trick_size, st.played, st.won, st.bids, st.match_over):
         digest.update(np.ascontiguousarray(field).tobytes())
     return digest.hexdigest()
 
