@@ -28,6 +28,9 @@ Smoorverliefd (collect hearts):
   I play to take none: lead the lowest card of my shortest plain suit; follow with
   the highest heart that loses, else the highest-ranked card that loses, else the
   lowest card.
+* Partner Smoorverliefd: when my partner's card is winning the trick and I play
+  last, the trick is ours already: I play my lowest card that does not overtake
+  it (else my lowest card), keeping high cards and hearts for later tricks.
 * Cursed suit (Cupid's Arrow): the suit in which I hold the fewest high cards (so
   I will win few of its tricks), hearts last.
 
@@ -181,7 +184,8 @@ def _trick_best(trick, led_suit, led_cards, trump_hearts):
 
 def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit: np.ndarray,
                 last: np.ndarray, played: np.ndarray, *, hearts: bool,
-                trump_hearts: bool, made_bid: np.ndarray | None = None) -> np.ndarray:
+                trump_hearts: bool, made_bid: np.ndarray | None = None,
+                partner: np.ndarray | None = None) -> np.ndarray:
     """(N,) int64 the greedy card of each of N play decisions of one game and trump rule.
 
     Args:
@@ -197,6 +201,8 @@ def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit
             as it bid (Blinde Liefde), so one more would cost it the bid; it then plays
             to take no heart (the rows ``made`` of ``_lead_smoorverliefd`` and
             ``_follow_smoorverliefd``).
+        partner: (N,) int64, or None (no partners): the card the seat's partner played
+            to the trick in progress, -1 if none yet (Partner Smoorverliefd).
 
     Leading and following are computed only for the rows that lead or follow (in a
     rollout every world is at the same place in the trick, so one of them is skipped).
@@ -208,13 +214,14 @@ def greedy_play(hand: np.ndarray, legal: np.ndarray, trick: np.ndarray, led_suit
     if leading.all():
         return lead(hand, legal, played, made)
     if not leading.any():
-        return follow(hand, legal, trick, led_suit, last, played, trump_hearts, made)
+        return follow(hand, legal, trick, led_suit, last, played, trump_hearts, made, partner)
     out = np.empty(len(led_suit), np.int64)
     rows = np.flatnonzero(leading)
     out[rows] = lead(hand[rows], legal[rows], played[rows], None if made is None else made[rows])
     rows = np.flatnonzero(~leading)
     out[rows] = follow(hand[rows], legal[rows], trick[rows], led_suit[rows], last[rows],
-                       played[rows], trump_hearts, None if made is None else made[rows])
+                       played[rows], trump_hearts, None if made is None else made[rows],
+                       None if partner is None else partner[rows])
     return out
 
 
@@ -249,14 +256,19 @@ def _lead_hearts(hand, legal, played, made=None):
     return C.lowest_card(legal & _SHORTEST_KEY.take(keys.min(axis=0)))
 
 
-def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts, made=None):
-    """(N,) the card to play to a trick that has been led, in Smoorverliefd. Rows ``made``
-    (N,) bool (Blinde Liefde, bid made: no more hearts wanted): the highest heart that
-    loses to the trick's best, else the highest-ranked card that loses, else (every
-    card wins) the lowest card."""
+def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hearts, made=None,
+                          partner=None):
+    """(N,) the card to play to a trick that has been led, in Smoorverliefd.
+
+    Rows where ``partner`` (N,) (the partner's card in this trick, -1 none) is winning
+    the trick and the seat plays last: the trick is the team's already, so the lowest
+    card that does not overtake it (else the lowest card). Rows ``made`` (N,) bool
+    (Blinde Liefde, bid made: no more hearts wanted): the highest heart that loses to
+    the trick's best, else the highest-ranked card that loses, else (every card wins)
+    the lowest card."""
     led_suit = led_suit.astype(np.intp)
     led_cards = _SUIT.take(led_suit)  # (N,) uint64
-    _, beaters = _trick_best(trick, led_suit, led_cards, trump_hearts)
+    best, beaters = _trick_best(trick, led_suit, led_cards, trump_hearts)
     winners = legal & beaters
     losers = legal ^ winners
     heart_trick = (trick & _HEARTS) != 0  # (N,) (a heart lead is in the trick too)
@@ -273,6 +285,11 @@ def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hear
             shed = np.where(heart_trick & (ruff != 0), ruff, shed)
         pool = np.where(void, shed, pool)
         high &= ~void
+    rows = np.flatnonzero(last & (partner == best)) if partner is not None else ()
+    if len(rows):  # the partner takes the trick: my lowest card that does not overtake it
+        lose = losers[rows]
+        pool[rows] = np.where(lose != 0, lose, legal[rows])
+        high[rows] = False
     rows = np.flatnonzero(made) if made is not None else ()
     if len(rows):
         lose = losers[rows]
@@ -284,7 +301,8 @@ def _follow_smoorverliefd(hand, legal, trick, led_suit, last, played, trump_hear
     return _pick(pool, high)
 
 
-def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts, made=None):
+def _follow_hearts(hand, legal, trick, led_suit, last, played, trump_hearts, made=None,
+                   partner=None):
     """(N,) the card to play to a trick that has been led, in Hearts."""
     led_suit = led_suit.astype(np.intp)
     led_cards = _SUIT.take(led_suit)  # (N,) uint64
@@ -371,7 +389,9 @@ class GreedyAgent:
                         view["trick_size"][rows] == view["players"][rows] - 1,
                         np.bitwise_or.reduce(view["played"][rows], axis=1),
                         hearts=game, trump_hearts=trump,
-                        made_bid=made_bid(view["won"][rows, 0], view["bids"][rows, 0]))
+                        made_bid=made_bid(view["won"][rows, 0], view["bids"][rows, 0]),
+                        partner=np.where(view["flags"]["partners"][rows],
+                                         view["trick"][rows, 2], -1))
         rows = np.flatnonzero(phase == Phase.PASS)
         actions[rows] = greedy_pass(legal[rows, 0] & C.DECK_MASK)
         rows = np.flatnonzero(phase == Phase.BID)

@@ -7,7 +7,8 @@ act from the engine state itself, without building an observation per ply:
 * ``"random"``: a uniformly random legal action (``Engine.sample_legal``);
 * ``"greedy"``: the ``greedy`` agent's rules (``agents.greedy.greedy_play`` for cards,
   ``greedy_bid`` for bids), on the acting seat's hand, the trick in progress, the
-  led suit, the cards played and (Blinde Liefde) its bid and hearts won, which are
+  led suit, the cards played, (Blinde Liefde) its bid and hearts won and (Partner)
+  its partner's card in the trick, which are
   exactly what the greedy agent decodes from its observation;
 * ``"greedy:EPS"`` (e.g. ``"greedy:0.3"``): epsilon-greedy for the other seats, a
   random legal action with probability EPS, else the greedy one; seat 0 (the
@@ -76,10 +77,14 @@ def greedy_moves(engine: Engine) -> np.ndarray:
     if rules.bidding:
         acting = _row_starts(b, p) + st.current_player
         made = made_bid(st.won.reshape(-1).take(acting), st.bids.reshape(-1).take(acting))
+    partner = None  # (B,) its partner's card in the trick in progress, -1 none
+    if rules.partners:
+        partner = st.current_trick.reshape(-1).take(_row_starts(b, p)
+                                                    + (st.current_player + 2) % p)
     if playing.all():  # a rollout's play phase: no row to pick
         moves = greedy_play(hand, st.legal, st.trick_mask, st.led_suit,
                             st.trick_size == p - 1, st.played, hearts=rules.is_hearts,
-                            trump_hearts=rules.trump_hearts, made_bid=made)
+                            trump_hearts=rules.trump_hearts, made_bid=made, partner=partner)
         return np.maximum(moves, 0, out=moves)
     moves = np.zeros(b, np.int64)
     if playing.any():
@@ -88,7 +93,8 @@ def greedy_moves(engine: Engine) -> np.ndarray:
                                   st.led_suit[rows], st.trick_size[rows] == p - 1,
                                   st.played[rows], hearts=rules.is_hearts,
                                   trump_hearts=rules.trump_hearts,
-                                  made_bid=None if made is None else made[rows])
+                                  made_bid=None if made is None else made[rows],
+                                  partner=None if partner is None else partner[rows])
     bidding = np.flatnonzero(st.phase == _BID)
     if len(bidding):
         moves[bidding] = PHASE_ACTION_OFFSET[Phase.BID] + greedy_bid(hand[bidding])

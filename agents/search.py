@@ -362,9 +362,12 @@ def play_likelihood(know: dict[str, np.ndarray], hands: np.ndarray, rules: Rules
         hearts_won = hearts[:, :, None] * (winner[:, :, None] == np.arange(p))  # (D, T, P)
         before_won = np.cumsum(hearts_won, axis=1) - hearts_won  # (D, T, P) before trick t
         made = (before_won[dec, trick, seat] == know["bids"][dec, seat])[kn]
+    partner = None  # (K * N,) Partner: the partner's card in the trick (-1 none)
+    if rules.partners:
+        partner = np.where(place >= 2, at_place[dec, trick, np.maximum(place - 2, 0)], -1)[kn]
     choice = greedy_play(hand, legal, trick_before[kn], led[kn], place[kn] == p - 1,
                          seen[kn], hearts=rules.is_hearts, trump_hearts=rules.trump_hearts,
-                         made_bid=made)
+                         made_bid=made, partner=partner)
     options = np.bitwise_count(legal).astype(np.float64)
     prob = np.where(choice == card[kn], 1.0 - epsilon, 0.0) + epsilon / options
     # (A card the world's hand could not have played has no chance: the sampler never

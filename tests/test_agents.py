@@ -607,19 +607,21 @@ def test_greedy_rollout_plays_what_the_greedy_agent_plays(rules):
         assert (greedy_moves(only_play) == agent_moves[play]).all()
 
 
-def _greedy_card(hand: str, trick: str = "", led: str = "", *, made: bool,
-                 trump: bool = False, last: bool = False) -> str:
+def _greedy_card(hand: str, trick: str = "", led: str = "", *, made: bool = False,
+                 trump: bool = False, last: bool = False, partner: str | None = None) -> str:
     """The greedy card in Smoorverliefd for a hand (all of it legal unless it must follow
-    ``led``), the trick so far and whether the seat has made its Blinde Liefde bid."""
+    ``led``), the trick so far, whether the seat has made its Blinde Liefde bid and (Partner)
+    the card its partner played to the trick."""
     held = C.mask_of(C.parse_cards(hand))
     led_suit = -1 if not led else "CDHS".index(led)
     legal = held & int(C.SUIT_MASKS[led_suit]) if led and held & int(C.SUIT_MASKS[led_suit]) \
         else held
     trick_set = C.mask_of(C.parse_cards(trick))
     one = lambda x: np.array([x], np.uint64)  # noqa: E731
+    partner_card = None if partner is None else np.array([C.parse_card(partner)])
     card = greedy_play(one(held), one(legal), one(trick_set), np.array([led_suit]),
                        np.array([last]), one(trick_set), hearts=False, trump_hearts=trump,
-                       made_bid=np.array([made]))
+                       made_bid=np.array([made]), partner=partner_card)
     return C.card_str(int(card[0]))
 
 
@@ -647,6 +649,20 @@ def test_greedy_that_has_made_its_bid_takes_no_more_hearts():
     won = C.mask_of(C.parse_cards("2H 5H 3C"))
     assert made_bid(np.array([won] * 4, np.uint64), np.array([2, 1, 3, -1])).tolist() == \
         [True, False, False, False]
+
+
+def test_greedy_does_not_overtake_its_partners_trick_when_it_plays_last():
+    """Partner Smoorverliefd: the partner's card wins the trick and I play last, so the
+    trick is the team's already: my lowest card that does not overtake it."""
+    # Alone, the last seat takes a heart trick with its lowest winner; beside a winning
+    # partner it keeps the ace and plays low.
+    assert _greedy_card("AH 3H", "5H KH", "H", last=True, partner="5H") == "AH"
+    assert _greedy_card("AH 3H", "5H KH", "H", last=True, partner="KH") == "3H"
+    # Hearts as trump, the partner's 7H ruffed the clubs: no overruff with the 9H.
+    assert _greedy_card("9H 2S", "KC 7H", "C", last=True, trump=True, partner="KC") == "9H"
+    assert _greedy_card("9H 2S", "KC 7H", "C", last=True, trump=True, partner="7H") == "2S"
+    # Not last, an opponent still to play: the usual rules (win the heart trick high).
+    assert _greedy_card("AH 3H", "5H KH", "H", last=False, partner="KH") == "AH"
 
 
 def test_trick_best_is_the_engines_trick_winner():
