@@ -22,12 +22,15 @@ Smoorverliefd (collect hearts):
 * Leading: the highest heart if no unseen heart beats it (it collects the hearts
   the others must follow with); otherwise low from my longest plain suit, keeping
   my high cards to win heart tricks later.
-* Bidding (Blinde Liefde): the hearts I hold from ten up, plus one for every two
-  other aces, which is roughly how many hearts they capture. Once I have won exactly
-  as many hearts as I bid, one more would cost me the bid (10 points become -5), so
-  I play to take none: lead the lowest card of my shortest plain suit; follow with
-  the highest heart that loses, else the highest-ranked card that loses, else the
-  lowest card.
+* Bidding (Blinde Liefde): 1 with the ace of hearts, else 0. Once I have won
+  exactly as many hearts as I bid, one more would cost me the bid (10 points become
+  -5), so I play to take none: lead the lowest card of my shortest plain suit;
+  follow with the highest heart that loses, else the highest-ranked card that
+  loses, else the lowest card. Played that way, a bid of 0 (or 1, with the ace,
+  which is hard to shed) is made far more often than a guess of the hearts I
+  would collect: over the bids 0-8 played out on the same deals, this rule beat
+  every rule of the form a x (hearts from rank k up) + b x (other aces) + c
+  (README, "Greedy play knows its bid").
 * Partner Smoorverliefd: when my partner's card is winning the trick and I play
   last, the trick is ours already: I play my lowest card that does not overtake
   it (else my lowest card), keeping high cards and hearts for later tricks.
@@ -62,8 +65,6 @@ _QS = C.QUEEN_OF_SPADES
 _QS_BIT = np.uint64(1 << _QS)
 _TOP_SPADES = np.uint64(C.mask_of(C.parse_cards("KS AS")))
 _POINTS = _HEARTS | _QS_BIT  # Hearts' penalty cards
-_FROM_TEN = np.uint64(C.mask_of(C.parse_cards("TH JH QH KH AH")))
-_OTHER_ACES = np.uint64(C.mask_of(C.parse_cards("AC AD AS")))
 _HIGH = np.uint64(C.mask_of([13 * s + r for s in range(4) for r in range(9, 13)]))  # J..A
 _BID, _CURSE = 52, 66  # first action ids of bids and cursed suits
 # Pass order of Hearts: QS, AS, KS, then hearts high to low, then the rest high to low.
@@ -338,9 +339,8 @@ def made_bid(won: np.ndarray, bids: np.ndarray) -> np.ndarray:
 
 
 def greedy_bid(hand: np.ndarray) -> np.ndarray:
-    """(N,) int64 bid 0..13: hearts held from ten up, plus one for every two other aces."""
-    estimate = np.bitwise_count(hand & _FROM_TEN) + np.bitwise_count(hand & _OTHER_ACES) // 2
-    return np.clip(estimate.astype(np.int64), 0, 13)
+    """(N,) int64 bid: 1 with the ace of hearts, else 0 (the module docstring says why)."""
+    return ((hand >> np.uint64(C.ACE_OF_HEARTS)) & np.uint64(1)).astype(np.int64)
 
 
 def greedy_curse(hand: np.ndarray, legal_suits: np.ndarray, hearts: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
 from agents.environments import make_env
-from agents.greedy import greedy_play, made_bid
+from agents.greedy import greedy_bid, greedy_play, made_bid
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import (
     Belief,
@@ -645,6 +645,10 @@ def test_greedy_that_has_made_its_bid_takes_no_more_hearts():
     # Leading: the lowest card of its shortest plain suit, keeping hearts back.
     assert _greedy_card("2C 3C 9D KS AH", made=True) == "9D"
     assert _greedy_card("AH 2H", made=True) == "2H"
+    # Its bid: 1 with the ace of hearts, else 0.
+    hands = np.array([C.mask_of(C.parse_cards(h)) for h in ("AH 2C", "KH QH JH TH AS AD")],
+                     np.uint64)
+    assert greedy_bid(hands).tolist() == [1, 0]
     # Hearts won and bid, from the engine's arrays: exactly equal, and no bid is never made.
     won = C.mask_of(C.parse_cards("2H 5H 3C"))
     assert made_bid(np.array([won] * 4, np.uint64), np.array([2, 1, 3, -1])).tolist() == \
@@ -738,6 +742,25 @@ def test_a_point_card_on_the_first_trick_shows_the_seat_holds_only_points():
                            "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"], "2C 2D 2S 2H")
     assert voids[3].tolist() == [1, 1, 0, 0]  # 2H off suit to the first trick: C, D void
     assert voids[1].tolist() == [1, 0, 0, 0]  # 2D: only clubs shown
+
+
+def test_greedy_bids_script_plays_every_bid_out(tmp_path):
+    """experiments.greedy_bids: the first bidder's points for every forced bid on the same
+    deals (a bid changes the points: the bonus or penalty, and the play once it is made);
+    the best bid of each deal bounds every rule."""
+    from experiments import greedy_bids
+
+    points, hand = greedy_bids.points_by_bid(4, deals=24, max_bid=3, seed=1)
+    assert points.shape == (24, 4) and hand.shape == (24,)
+    assert (np.bitwise_count(hand) == 13).all()
+    assert (points.max(axis=1) > points.min(axis=1)).mean() > 0.5  # the bid matters
+    rows = greedy_bids.main(["--players", "4", "--deals", "40", "--max-bid", "3",
+                             "--out", str(tmp_path / "bids.json")])
+    row = rows[0]
+    assert len(row["each_bid"]) == 4
+    for value in (row["greedy_bid"], row["previous_rule"], row["best_of_family"]["value"]):
+        assert value <= row["oracle"] + 1e-9
+    assert (tmp_path / "bids.json").exists()
 
 
 @pytest.mark.parametrize("clock", ["wall", "cpu"])
