@@ -14,7 +14,7 @@ the current position, by every seat, whatever the hidden cards. Each iteration
    counts the visits of the parent in which that move was legal;
 3. adds the node of the untried move, plays the rest of the round with the rollout
    policy (``agents.rollout``), and credits every node on the path with the final
-   value of the seat that moved into it (round points over the round's full total;
+   value of the seat that moved into it (round points over ``_value_scale``;
    Hearts: one minus penalty points over 26; partners: the team's).
 
 Batched the way the engine is fast: each wave runs ``walks`` iterations of every
@@ -62,7 +62,9 @@ from smoor_env.state import Phase
 
 
 def _value_scale(rules: Rules) -> float:
-    """The round's full total of points, that values are divided by."""
+    """What values are divided by: the most hearts points a seat can take in a round,
+    the sweep's doubling included (Smoorverliefd: 2 x (12 + the ace's points), pips:
+    2 x 104); Hearts: the 26 penalty points."""
     if rules.is_hearts:
         return 26.0
     return 2.0 * (104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points)
