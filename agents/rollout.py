@@ -8,8 +8,8 @@ act from the engine state itself, without building an observation per ply:
 * ``"greedy"``: the ``greedy`` agent's rules (``agents.greedy.greedy_play`` for cards,
   ``greedy_bid`` for bids), on the acting seat's hand, the trick in progress, the
   led suit, the cards played, (Blinde Liefde) its bid and hearts won and (Partner)
-  its partner's card in the trick, which are
-  exactly what the greedy agent decodes from its observation;
+  its partner's card in the trick, which are exactly what the greedy agent decodes
+  from its observation;
 * ``"greedy:EPS"`` (e.g. ``"greedy:0.3"``): epsilon-greedy for the other seats, a
   random legal action with probability EPS, else the greedy one; seat 0 (the
   searching seat, in the search agents' worlds) keeps playing greedy, since it
@@ -71,11 +71,11 @@ def greedy_moves(engine: Engine) -> np.ndarray:
     """(B,) int64 the greedy move of every game's seat to act (0 where the match is over)."""
     st, rules = engine.state, engine.rules
     b, p = engine.batch_size, rules.num_players
-    hand = st.hands.reshape(-1).take(_row_starts(b, p) + st.current_player)  # (B,) uint64
+    acting = _row_starts(b, p) + st.current_player  # (B,) flat index of the seat to act
+    hand = st.hands.reshape(-1).take(acting)  # (B,) uint64
     playing = st.phase == _PLAY  # (B,)
     made = None  # (B,) bool: the seat to act has won exactly the hearts it bid
     if rules.bidding:
-        acting = _row_starts(b, p) + st.current_player
         made = made_bid(st.won.reshape(-1).take(acting), st.bids.reshape(-1).take(acting))
     partner = None  # (B,) its partner's card in the trick in progress, -1 none
     if rules.partners:
