@@ -39,7 +39,7 @@ generator when ``time_budget`` is None.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,6 +83,15 @@ class _Drawn:
         rows = (np.arange(self.d)[:, None] * self.per + self.used + np.arange(n)).reshape(-1)
         self.used += n
         return self.hands[rows], self.dead[rows]
+
+
+class _Tree(NamedTuple):
+    """The search trees of a batch of decisions; node i's arrays are row i."""
+
+    child: np.ndarray  # (nodes, 52) int32 node reached by playing the card, -1 = none
+    visits: np.ndarray  # (nodes,) walks that moved into the node
+    total: np.ndarray  # (nodes,) their values, to the seat that moved into it
+    avail: np.ndarray  # (nodes,) walks at the parent to which the node's move was legal
 
 
 @register("ismcts")
@@ -167,6 +176,19 @@ class ISMCTSAgent(SearchAgent):
                 rng: np.random.Generator, bonus: np.ndarray | None = None) -> np.ndarray:
         """The most visited root move (D,) of D play decisions of one rule set; ``bonus``
         (D, 70) points, if given, is added to the root moves' UCB scores (``prior``)."""
+        tree = self._grow(view, rows, mask, rules, rng, bonus)
+        d = len(rows)
+        # The most visited legal root move (ties: the lowest card).
+        kids = tree.child[:d]  # (D, 52)
+        root_visits = np.where(kids >= 0, tree.visits[np.maximum(kids, 0)], -1.0)
+        root_visits = np.where(mask[:, :52], root_visits, -2.0)
+        return np.argmax(root_visits, axis=1)
+
+    def _grow(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
+              rng: np.random.Generator, bonus: np.ndarray | None = None) -> _Tree:
+        """The trees of D play decisions of one rule set (roots: nodes 0..D-1), grown by
+        the seeding wave and then ``iterations`` walks (fewer if ``time_budget`` runs
+        out)."""
         start = time.perf_counter()
         d, p, m = len(rows), rules.num_players, self.walks
         know = knowledge(view, rows, p)
@@ -225,10 +247,7 @@ class ISMCTSAgent(SearchAgent):
             for walks, nodes, movers in path:
                 np.add.at(visits, nodes, 1.0)
                 np.add.at(total, nodes, value[walks, movers])
-        # The most visited legal root move (ties: the lowest card).
-        root_visits = np.where(child[:d] >= 0, visits[np.maximum(child[:d], 0)], -1.0)
-        root_visits = np.where(mask[:, :52], root_visits, -2.0)
-        return np.argmax(root_visits, axis=1)
+        return _Tree(child[:size], visits[:size], total[:size], avail[:size])
 
     def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
                    play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,
@@ -305,5 +324,11 @@ class ISMCTSAgent(SearchAgent):
             ids = size + np.arange(len(unique))
             child[unique // 52, unique % 52] = ids
             nodes[new] = ids[back]
+            # The new children were available to every walk here to which their move
+            # was legal, not only to the walks that chose them (so availability never
+            # falls below visits, and UCB's exploration term stays right).
+            fresh = child[here][held]  # (legal cards of the walks,) their children now
+            fresh = fresh[fresh >= size] - size  # the new ones, numbered from 0
+            avail[size:size + len(unique)] += np.bincount(fresh, minlength=len(unique))
             size += len(unique)
         return cards, nodes, size

@@ -557,6 +557,41 @@ def test_ismcts_is_deterministic_for_a_seed():
     assert runs[0].tolist() == runs[1].tolist()
 
 
+@pytest.mark.parametrize("name", ["smoor-4", "trump", "partners", "hearts-4"])
+@pytest.mark.parametrize("seed_worlds", [0, 4])
+def test_ismcts_counts_a_moves_availability_in_every_walk_where_it_was_legal(name, seed_worlds):
+    """UCB's availability (single-observer ISMCTS): a node's move was legal in every walk
+    that took it and in at most every walk through its parent, so visits <= availability
+    <= the parent's visits, also for the nodes a wave creates (they count the walks of
+    that wave); at the root every move is legal in every world, so after the seeding wave
+    a root move was available to all its playouts and to every later walk."""
+    rules = RULE_SETS[name]
+    engine = random_positions(rules, 32, seed=5)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    agent = small_ismcts(seed_worlds=seed_worlds, prior=None)
+    mask, o, view, _, search = agent._prepare(obs)
+    [(play_rules, _, rows)] = agent._groups(o, view, np.flatnonzero(search))
+    assert len(rows) >= 8
+    tree = agent._grow(view, rows, mask[rows], play_rules, np.random.default_rng(1))
+    d, nodes = len(rows), len(tree.visits)
+    parent = np.full(nodes, -1)
+    rows_, cards = np.nonzero(tree.child >= 0)
+    parent[tree.child[rows_, cards]] = rows_
+    kids = np.arange(d, nodes)
+    assert (parent[kids] >= 0).all()
+    assert (tree.visits[kids] >= 1).all()
+    np.testing.assert_array_less(tree.visits[kids] - 0.5, tree.avail[kids])  # visits <= avail
+    inner = kids[parent[kids] >= d]
+    assert len(inner) > 0
+    np.testing.assert_array_less(tree.avail[inner] - 0.5, tree.visits[parent[inner]])
+    if seed_worlds:
+        legal = mask[rows, :52].sum(axis=1)  # (D,)
+        at_root = kids[parent[kids] < d]
+        np.testing.assert_array_equal(
+            tree.avail[at_root], seed_worlds * legal[parent[at_root]] + agent.iterations)
+
+
 @pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
                                      {"rollout": "smart"}, {"seed_worlds": -1},
                                      {"time_budget": 0}, {"iterations": True}])
