@@ -136,7 +136,10 @@ class ISMCTSAgent(SearchAgent):
                  time_budget: float | None = None,
                  rules: Rules | None = None, belief: str = "uniform",
                  belief_candidates: int = 4, prior: str | None = "auto",
-                 prior_weight: float = 0.3) -> None:
+                 prior_weight: float = 0.3, root: str = "ucb") -> None:
+        if root not in ("ucb", "paired"):
+            raise ValueError(f"root must be 'ucb' or 'paired', got {root!r}")
+        self.root = root
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{key} must be a positive int, got {value!r}")
@@ -175,9 +178,19 @@ class ISMCTSAgent(SearchAgent):
     def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
                 rng: np.random.Generator, bonus: np.ndarray | None = None) -> np.ndarray:
         """The most visited root move (D,) of D play decisions of one rule set; ``bonus``
-        (D, 70) points, if given, is added to the root moves' UCB scores (``prior``)."""
-        tree = self._grow(view, rows, mask, rules, rng, bonus)
+        (D, 70) points, if given, is added to the root moves' UCB scores (``prior``).
+        With ``root="paired"``: the root move of the best mean value, ``bonus`` added."""
         d = len(rows)
+        if self.root == "paired":
+            tree = self._grow_paired(view, rows, mask, rules, rng)
+            mean = np.full((d, 52), -np.inf)  # (D, 52) value units, -inf: illegal
+            dec, act = np.nonzero(mask[:, :52])
+            kids = d + np.arange(len(dec))
+            mean[dec, act] = tree.total[kids] / np.maximum(tree.visits[kids], 1.0)
+            if bonus is not None:
+                mean[dec, act] += bonus[dec, act] / _value_scale(rules)
+            return np.argmax(mean, axis=1)
+        tree = self._grow(view, rows, mask, rules, rng, bonus)
         # The most visited legal root move (ties: the lowest card).
         kids = tree.child[:d]  # (D, 52)
         root_visits = np.where(kids >= 0, tree.visits[np.maximum(kids, 0)], -1.0)
@@ -223,31 +236,94 @@ class ISMCTSAgent(SearchAgent):
                 break
             hidden = self.belief.pick(pool, d, m, rng) if pool is not None else drawn.next(m)
             engine.install(build_worlds(know, rules, m, rng, hidden=hidden))
-            st = engine.state
-            node = root_of.copy()  # (R,) tree node of each walk
-            in_tree = np.ones(d * m, bool)
-            path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (walks, nodes, movers)
-            while not st.match_over.all():
-                moves = self._playouts.policy(engine, rng)  # (R,) the rollout moves
-                walking = in_tree & ~st.match_over
-                if not self.opponents_in_tree:  # other seats play the rollout policy
-                    walking &= st.current_player == 0
-                walking = np.flatnonzero(walking)
-                if len(walking):
-                    cards, nodes, size = self._descend(walking, node, st, moves, child, visits,
-                                                       total, avail, size, rng, root_bias)
-                    moves[walking] = cards
-                    path.append((walking, nodes, st.current_player[walking].astype(np.int64)))
-                    new = visits[nodes] == 0
-                    node[walking] = nodes
-                    in_tree[walking[new]] = False  # an expanded node ends the tree walk
-                engine.step(moves)
-            points = self._playouts.points(engine, rules)  # (R, P)
-            value = 1.0 - points / scale if rules.is_hearts else points / scale  # (R, P)
-            for walks, nodes, movers in path:
-                np.add.at(visits, nodes, 1.0)
-                np.add.at(total, nodes, value[walks, movers])
+            size, _ = self._walk(engine, root_of.copy(), rules, child, visits, total, avail,
+                                 size, rng, root_bias)
         return _Tree(child[:size], visits[:size], total[:size], avail[:size])
+
+    def _grow_paired(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray,
+                     rules: Rules, rng: np.random.Generator) -> _Tree:
+        """``root="paired"``: the trees of D play decisions of one rule set, where every
+        wave plays every legal root move in the same worlds (``walks // 8`` a decision and
+        wave, as ``mc`` compares its moves on common worlds) and grows the tree of the
+        seat's later moves below each. A decision with A legal moves runs about
+        ``iterations / A`` worlds (at most 8 waves, at least 1). Root children are nodes
+        D.. in ``np.nonzero(mask)`` order; every one has the same visits."""
+        start = time.perf_counter()
+        d, p = len(rows), rules.num_players
+        k = max(1, self.walks // 8)  # worlds a decision and wave
+        know = knowledge(view, rows, p)
+        dec, act = np.nonzero(mask[:, :52])  # (A,) every (decision, legal card)
+        legal = np.bincount(dec, minlength=d)  # (D,)
+        waves = np.clip(np.rint(self.iterations / (np.maximum(legal, 1) * k)), 1, 8)  # (D,)
+        capacity = d + len(dec) + int((legal * waves).sum()) * k
+        child = np.full((capacity, 52), -1, np.int32)  # (nodes, cards) child node, -1 = none
+        visits = np.zeros(capacity)  # (nodes,) walks through the node
+        total = np.zeros(capacity)  # (nodes,) sum of values of the seat that moved into it
+        avail = np.zeros(capacity)  # (nodes,) parent visits in which its move was legal
+        kids = d + np.arange(len(dec))  # (A,) the root children
+        child[dec, act] = kids
+        size = d + len(dec)
+        play_rules = rollout_rules(rules)
+        pool = self.belief.pool(know, rules, k, rng)  # None: uniform
+        for wave in range(int(waves.max())):
+            if (self.time_budget is not None and wave
+                    and time.perf_counter() - start > self.time_budget):
+                break
+            on = np.flatnonzero(waves > wave)  # (n,) decisions still searching
+            part = {key: value[on] for key, value in know.items()}
+            if pool is None:
+                hidden = sample_hidden(part, rules, k, rng)
+            else:
+                hidden = self.belief.pick(tuple(x.reshape(d, -1, *x.shape[1:])[on].reshape(
+                    -1, *x.shape[1:]) for x in pool), len(on), k, rng)
+            worlds = build_worlds(part, rules, k, rng, hidden=hidden)  # (n * k,)
+            pairs = np.flatnonzero(waves[dec] > wave)  # (a,) their (decision, card) pairs
+            local = np.searchsorted(on, dec[pairs])  # (a,) decision's row among ``on``
+            pair = np.repeat(pairs, k)  # (N,) pair of each game
+            world = np.tile(np.arange(k), len(pairs))  # (N,)
+            engine = self._playouts.engine(play_rules, len(pair))
+            engine.install(worlds.take(np.repeat(local, k) * k + world))
+            engine.step(act[pair])
+            size, value = self._walk(engine, kids[pair], rules, child, visits, total, avail,
+                                     size, rng)
+            np.add.at(visits, kids[pair], 1.0)
+            np.add.at(total, kids[pair], value[:, 0])
+        return _Tree(child[:size], visits[:size], total[:size], avail[:size])
+
+    def _walk(self, engine, node: np.ndarray, rules: Rules, child: np.ndarray,
+              visits: np.ndarray, total: np.ndarray, avail: np.ndarray, size: int,
+              rng: np.random.Generator, root_bias: np.ndarray | None = None
+              ) -> tuple[int, np.ndarray]:
+        """One wave: the R games installed in ``engine``, each walking the tree from its
+        ``node`` (R,) where it is the seat's move (every seat's, with
+        ``opponents_in_tree``), then played out by the rollout policy; every node on a
+        walk's path is credited with the walk's value to the seat that moved into it.
+        Returns the new node count and the values (R, P)."""
+        st = engine.state
+        in_tree = np.ones(len(node), bool)  # (R,) walks still in the tree
+        path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (walks, nodes, movers)
+        while not st.match_over.all():
+            moves = self._playouts.policy(engine, rng)  # (R,) the rollout moves
+            walking = in_tree & ~st.match_over
+            if not self.opponents_in_tree:  # other seats play the rollout policy
+                walking &= st.current_player == 0
+            walking = np.flatnonzero(walking)
+            if len(walking):
+                cards, nodes, size = self._descend(walking, node, st, moves, child, visits,
+                                                   total, avail, size, rng, root_bias)
+                moves[walking] = cards
+                path.append((walking, nodes, st.current_player[walking].astype(np.int64)))
+                new = visits[nodes] == 0
+                node[walking] = nodes
+                in_tree[walking[new]] = False  # an expanded node ends the tree walk
+            engine.step(moves)
+        points = self._playouts.points(engine, rules)  # (R, P)
+        scale = _value_scale(rules)
+        value = 1.0 - points / scale if rules.is_hearts else points / scale  # (R, P)
+        for walks, nodes, movers in path:
+            np.add.at(visits, nodes, 1.0)
+            np.add.at(total, nodes, value[walks, movers])
+        return size, value
 
     def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
                    play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,

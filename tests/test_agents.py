@@ -107,7 +107,8 @@ def test_every_agent_returns_legal_actions_in_batches(rules):
     obs = {k: v[live] for k, v in observations(engine).items()}
     for agent in (make_agent("random"), make_agent("greedy"), small_mc(),
                   small_mc(rollout="random", rollouts=2), small_ismcts(),
-                  small_ismcts(opponents_in_tree=True, seed_worlds=0)):
+                  small_ismcts(opponents_in_tree=True, seed_worlds=0),
+                  small_ismcts(root="paired")):
         actions = agent.act(obs, np.random.default_rng(1))
         assert actions.shape == (len(live),)
         assert obs["action_mask"][np.arange(len(live)), actions].all(), agent.name
@@ -592,9 +593,50 @@ def test_ismcts_counts_a_moves_availability_in_every_walk_where_it_was_legal(nam
             tree.avail[at_root], seed_worlds * legal[parent[at_root]] + agent.iterations)
 
 
+@pytest.mark.parametrize("name", ["pips", "trump", "hearts-4"])
+def test_ismcts_paired_root_plays_every_legal_move_in_every_world(name, monkeypatch):
+    """root="paired": each wave plays every legal root move in the same worlds (walks // 8
+    a decision), so all root moves of a decision end with the same visits, about
+    iterations / legal moves of them (1 to 8 waves); the seat's later moves grow a tree
+    below each (visits <= availability there), and the choice is a legal move of the
+    best mean value, reproducible from the generator."""
+    rules = RULE_SETS[name]
+    engine = random_positions(rules, 32, seed=6)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    agent = small_ismcts(root="paired", iterations=96, prior=None)
+    mask, o, view, _, search = agent._prepare(obs)
+    [(play_rules, _, rows)] = agent._groups(o, view, np.flatnonzero(search))
+    installed = []  # the hidden hands of every wave's games, as installed
+    install = Engine.install
+    monkeypatch.setattr(Engine, "install", lambda self, state: (
+        installed.append(state.hands.copy()), install(self, state))[1])
+    tree = agent._grow_paired(view, rows, mask[rows], play_rules, np.random.default_rng(1))
+    d, k = len(rows), agent.walks // 8
+    dec, card = np.nonzero(mask[rows, :52])
+    # Wave 0 holds every (decision, legal card) pair in k worlds, row pair * k + world:
+    # the moves of a decision meet the same k deals (common random numbers).
+    hands = installed[0].reshape(len(dec), k, -1)  # (pairs, worlds, P)
+    first = np.searchsorted(dec, dec)  # (pairs,) the decision's first pair
+    np.testing.assert_array_equal(hands, hands[first])
+    assert (hands[:, 0] != hands[:, 1]).any()  # and the worlds differ
+    kids = tree.child[dec, card]
+    np.testing.assert_array_equal(kids, d + np.arange(len(dec)))
+    legal = mask[rows, :52].sum(axis=1)  # (D,)
+    waves = np.clip(np.rint(96 / (legal * k)), 1, 8)
+    np.testing.assert_array_equal(tree.visits[kids], k * waves[dec])
+    below = np.arange(d + len(dec), len(tree.visits))
+    assert len(below) > 0
+    np.testing.assert_array_less(tree.visits[below] - 0.5, tree.avail[below])
+    runs = [agent.act(obs, np.random.default_rng(4)) for _ in range(2)]
+    assert runs[0].tolist() == runs[1].tolist()
+    assert obs["action_mask"][np.arange(len(live)), runs[0]].all()
+
+
 @pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
                                      {"rollout": "smart"}, {"seed_worlds": -1},
-                                     {"time_budget": 0}, {"iterations": True}])
+                                     {"time_budget": 0}, {"iterations": True},
+                                     {"root": "flat"}])
 def test_ismcts_rejects_bad_options(options):
     with pytest.raises((ValueError, TypeError)):
         make_agent("ismcts", **options)
