@@ -22,7 +22,10 @@ decision at once, in one engine batch of (decisions x walks) worlds, tree walks 
 rollouts stepping together (walks still in the tree choose by UCB, the others by
 the rollout policy). Walks of a wave that reach the same node choose with a little
 independent noise on the scores, so that near-equal children share the wave. The
-decision is the root move with the most visits.
+decision is the root move with the most visits. With ``root="paired"`` the root is
+searched as ``mc`` searches it instead: each wave plays every legal root move in the
+same worlds, the walks going on down the tree below each, and the decision is the root
+move of the best mean value.
 
 A trained policy steers the walks at the root (``prior``; by default the shipped
 checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
@@ -125,6 +128,14 @@ class ISMCTSAgent(SearchAgent):
             Smoorverliefd at 3-5 players), none elsewhere (the Smoorverliefd
             variants). None: no prior.
         prior_weight: points per unit of log-probability of ``prior``.
+        root: ``"ucb"`` (default): the root's moves are chosen by UCB like every node's,
+            each walk in a world of its own, and the most visited is played.
+            ``"paired"``: every wave plays every legal root move in the same
+            ``walks // 8`` worlds (common random numbers, as ``mc`` compares its moves:
+            the luck of the deal cancels out of the differences), the tree of the
+            seat's later moves growing below each; about ``iterations / legal moves``
+            worlds a move (1 to 8 waves; ``seed_worlds`` unused), and the move of the
+            best mean value (plus ``prior``'s bonus) is played.
     """
 
     name = "ismcts"
