@@ -244,7 +244,7 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     any target score); else, if ``related``, one trained on the same tricks: the same
     game and rules of play and scoring, differing only in the player count and in
     Hearts' passing (which change the deal and the hands, not how a trick is won or
-    what it scores); else None.
+    what it scores), one trained at this player count first; else None.
 
     So ``ppo_hearts`` (4-player Hearts with passing) is also the policy of 3- and
     5-player Hearts and of Hearts without passing, while the Smoorverliefd variants
@@ -266,7 +266,9 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
         if rules.num_players in args["num_players"] and like(args) == rules:
             return name
     deal = {"passing": rules.passing} if rules.is_hearts else {}
-    for name, args in trained.items():
+    # Among related checkpoints, one trained at this player count comes first.
+    for name, args in sorted(trained.items(),
+                             key=lambda item: rules.num_players not in item[1]["num_players"]):
         if related and args["game"] == rules.game and like(args, **deal) == rules:
             return name
     return None

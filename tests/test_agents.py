@@ -956,6 +956,29 @@ def test_prior_auto_skips_a_checkpoint_whose_rules_have_no_game_at_the_count(
     assert policy.shipped_policy_for(Rules(num_players=4)) is None
 
 
+def test_prior_auto_prefers_a_related_checkpoint_trained_at_the_player_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Of two Hearts checkpoints trained with passing, at 4 and at 5 players, the
+    5-player one is the policy of 5-player Hearts without passing, the 4-player one
+    that of 4-player Hearts without passing and (first by name) of 3-player Hearts."""
+    import agents.policy as policy
+
+    base = policy.PPOAgent("ppo_hearts").train_args
+    trained = {"ppo_a": dict(base, num_players=[4]), "ppo_b": dict(base, num_players=[5])}
+
+    class Trained:
+        def __init__(self, name: str) -> None:
+            self.train_args = trained[name]
+
+    monkeypatch.setattr(policy, "shipped_checkpoints", lambda: sorted(trained))
+    monkeypatch.setattr(policy, "PPOAgent", Trained)
+    hearts = Rules(game="hearts", passing=False, target_score=None)
+    assert policy.shipped_policy_for(hearts.replace(num_players=5)) == "ppo_b"
+    assert policy.shipped_policy_for(hearts.replace(num_players=4)) == "ppo_a"
+    assert policy.shipped_policy_for(hearts.replace(num_players=3)) == "ppo_a"
+    assert policy.shipped_policy_for(hearts.replace(num_players=5, passing=True),
+                                     related=False) == "ppo_b"
+
 def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     """prior="auto" plays, in each rule set, the shipped checkpoint trained on it (Hearts
     with passing at 4 players: ppo_hearts; Smoorverliefd at 3, 4, 5: ppo_smoorverliefd),
