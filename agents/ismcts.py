@@ -25,7 +25,8 @@ independent noise on the scores, so that near-equal children share the wave. The
 decision is the root move with the most visits. With ``root="paired"`` the root is
 searched as ``mc`` searches it instead: each wave plays every legal root move in the
 same worlds, the walks going on down the tree below each, and the decision is the root
-move of the best mean value.
+move of the best mean value; ``root="halving"`` drops the worse half of the moves
+after each such round (sequential halving).
 
 A trained policy steers the walks at the root (``prior``; by default the shipped
 checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
@@ -128,14 +129,18 @@ class ISMCTSAgent(SearchAgent):
             Smoorverliefd at 3-5 players), none elsewhere (the Smoorverliefd
             variants). None: no prior.
         prior_weight: points per unit of log-probability of ``prior``.
-        root: ``"ucb"`` (default): the root's moves are chosen by UCB like every node's,
-            each walk in a world of its own, and the most visited is played.
+        root: ``"ucb"`` (the default): the root's moves are chosen by UCB like every
+            node's, each walk in a world of its own, and the most visited is played.
             ``"paired"``: every wave plays every legal root move in the same
             ``walks // 8`` worlds (common random numbers, as ``mc`` compares its moves:
             the luck of the deal cancels out of the differences), the tree of the
             seat's later moves growing below each; about ``iterations / legal moves``
             worlds a move (1 to 8 waves; ``seed_worlds`` unused), and the move of the
-            best mean value (plus ``prior``'s bonus) is played.
+            best mean value (plus ``prior``'s bonus) is played. ``"halving"``: paired
+            rounds by sequential halving (``_grow_paired``): the better half of the
+            moves runs on after each round, so the best are searched deepest.
+            ``"auto"``: ``"ucb"`` where a prior plays (it steers the walks at the
+            root), ``"paired"`` where none does (the Smoorverliefd variants).
     """
 
     name = "ismcts"
@@ -148,8 +153,8 @@ class ISMCTSAgent(SearchAgent):
                  rules: Rules | None = None, belief: str = "uniform",
                  belief_candidates: int = 4, prior: str | None = "auto",
                  prior_weight: float = 0.3, root: str = "ucb") -> None:
-        if root not in ("ucb", "paired"):
-            raise ValueError(f"root must be 'ucb' or 'paired', got {root!r}")
+        if root not in ("auto", "ucb", "paired", "halving"):
+            raise ValueError(f"root must be 'auto', 'ucb', 'paired' or 'halving', got {root!r}")
         self.root = root
         for key, value in (("iterations", iterations), ("walks", walks)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
@@ -190,14 +195,17 @@ class ISMCTSAgent(SearchAgent):
                 rng: np.random.Generator, bonus: np.ndarray | None = None) -> np.ndarray:
         """The most visited root move (D,) of D play decisions of one rule set; ``bonus``
         (D, 70) points, if given, is added to the root moves' UCB scores (``prior``).
-        With ``root="paired"``: the root move of the best mean value, ``bonus`` added."""
+        Searched with a paired root (``root="paired"``, or ``"auto"`` with no ``bonus``):
+        the root move of the best mean value, ``bonus`` added."""
         d = len(rows)
-        if self.root == "paired":
-            tree = self._grow_paired(view, rows, mask, rules, rng)
-            mean = np.full((d, 52), -np.inf)  # (D, 52) value units, -inf: illegal
+        root = self.root if self.root != "auto" else "ucb" if bonus is not None else "paired"
+        if root != "ucb":
+            tree, alive = self._grow_paired(view, rows, mask, rules, rng, root == "halving")
+            mean = np.full((d, 52), -np.inf)  # (D, 52) value units, -inf: illegal or out
             dec, act = np.nonzero(mask[:, :52])
             kids = d + np.arange(len(dec))
-            mean[dec, act] = tree.total[kids] / np.maximum(tree.visits[kids], 1.0)
+            mean[dec[alive], act[alive]] = (tree.total[kids] / np.maximum(tree.visits[kids],
+                                                                          1.0))[alive]
             if bonus is not None:
                 mean[dec, act] += bonus[dec, act] / _value_scale(rules)
             return np.argmax(mean, axis=1)
@@ -252,21 +260,33 @@ class ISMCTSAgent(SearchAgent):
         return _Tree(child[:size], visits[:size], total[:size], avail[:size])
 
     def _grow_paired(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray,
-                     rules: Rules, rng: np.random.Generator) -> _Tree:
-        """``root="paired"``: the trees of D play decisions of one rule set, where every
-        wave plays every legal root move in the same worlds (``walks // 8`` a decision and
-        wave, as ``mc`` compares its moves on common worlds) and grows the tree of the
-        seat's later moves below each. A decision with A legal moves runs about
-        ``iterations / A`` worlds (at most 8 waves, at least 1). Root children are nodes
-        D.. in ``np.nonzero(mask)`` order; every one has the same visits."""
+                     rules: Rules, rng: np.random.Generator, halving: bool = False
+                     ) -> tuple[_Tree, np.ndarray]:
+        """The trees of D play decisions of one rule set with a paired root: each round
+        plays every root move still in the running in the same worlds (as ``mc`` compares
+        its moves on common worlds) and grows the tree of the seat's later moves below
+        each. Root children are nodes D.. in ``np.nonzero(mask)`` order.
+
+        ``root="paired"``: every legal move runs in every round, ``walks // 8`` worlds a
+        decision and round, about ``iterations / A`` worlds a move for A legal moves (1 to
+        8 rounds). ``halving`` (``root="halving"``, sequential halving): ceil(log2 A)
+        rounds share the ``iterations``, each round's share split evenly among the moves
+        still running, and after every round but the last the better half of them (by
+        mean value, ties to the lower card) runs on, so the best moves are played in
+        the most worlds and their trees grow deepest; every move still running has met
+        the same worlds. Returns the trees and which root moves ran to the end (A,)."""
         start = time.perf_counter()
         d, p = len(rows), rules.num_players
-        k = max(1, self.walks // 8)  # worlds a decision and wave
         know = knowledge(view, rows, p)
         dec, act = np.nonzero(mask[:, :52])  # (A,) every (decision, legal card)
-        legal = np.bincount(dec, minlength=d)  # (D,)
-        waves = np.clip(np.rint(self.iterations / (np.maximum(legal, 1) * k)), 1, 8)  # (D,)
-        capacity = d + len(dec) + int((legal * waves).sum()) * k
+        legal = np.maximum(np.bincount(dec, minlength=d), 1)  # (D,)
+        k = max(1, self.walks // 8)  # paired: worlds a decision and round
+        if halving:
+            rounds = np.maximum(np.ceil(np.log2(legal)), 1).astype(np.int64)  # (D,)
+        else:
+            rounds = np.clip(np.rint(self.iterations / (legal * k)), 1, 8).astype(np.int64)
+        # At most one new node per game, and a round plays at least one world a move.
+        capacity = d + len(dec) + d * self.iterations + int((legal * rounds).sum()) * k
         child = np.full((capacity, 52), -1, np.int32)  # (nodes, cards) child node, -1 = none
         visits = np.zeros(capacity)  # (nodes,) walks through the node
         total = np.zeros(capacity)  # (nodes,) sum of values of the seat that moved into it
@@ -274,32 +294,44 @@ class ISMCTSAgent(SearchAgent):
         kids = d + np.arange(len(dec))  # (A,) the root children
         child[dec, act] = kids
         size = d + len(dec)
+        alive = np.ones(len(dec), bool)  # (A,) root moves still running
         play_rules = rollout_rules(rules)
-        pool = self.belief.pool(know, rules, k, rng)  # None: uniform
-        for wave in range(int(waves.max())):
-            if (self.time_budget is not None and wave
+        for r in range(int(rounds.max())):
+            if (self.time_budget is not None and r
                     and time.perf_counter() - start > self.time_budget):
                 break
-            on = np.flatnonzero(waves > wave)  # (n,) decisions still searching
+            on = np.flatnonzero(rounds > r)  # (n,) decisions still searching
+            pairs = np.flatnonzero(alive & (rounds[dec] > r))  # (a,) their running moves
+            running = np.bincount(dec[pairs], minlength=d)  # (D,)
+            per = (np.maximum(self.iterations // rounds // np.maximum(running, 1), 1)
+                   if halving else np.full(d, k))  # (D,) worlds a move this round
+            most = int(per[on].max())
             part = {key: value[on] for key, value in know.items()}
-            if pool is None:
-                hidden = sample_hidden(part, rules, k, rng)
-            else:
-                hidden = self.belief.pick(tuple(x.reshape(d, -1, *x.shape[1:])[on].reshape(
-                    -1, *x.shape[1:]) for x in pool), len(on), k, rng)
-            worlds = build_worlds(part, rules, k, rng, hidden=hidden)  # (n * k,)
-            pairs = np.flatnonzero(waves[dec] > wave)  # (a,) their (decision, card) pairs
-            local = np.searchsorted(on, dec[pairs])  # (a,) decision's row among ``on``
-            pair = np.repeat(pairs, k)  # (N,) pair of each game
-            world = np.tile(np.arange(k), len(pairs))  # (N,)
+            pool = self.belief.pool(part, rules, most, rng)  # None: uniform
+            hidden = sample_hidden(part, rules, most, rng) if pool is None else \
+                self.belief.pick(pool, len(on), most, rng)
+            worlds = build_worlds(part, rules, most, rng, hidden=hidden)  # (n * most,)
+            count = per[dec[pairs]]  # (a,) worlds of each running move
+            pair = np.repeat(pairs, count)  # (N,) root move of each game
+            world = np.arange(len(pair)) - np.repeat(np.cumsum(count) - count, count)  # (N,)
+            local = np.searchsorted(on, dec[pair])  # (N,) decision's row among ``on``
             engine = self._playouts.engine(play_rules, len(pair))
-            engine.install(worlds.take(np.repeat(local, k) * k + world))
+            engine.install(worlds.take(local * most + world))
             engine.step(act[pair])
             size, value = self._walk(engine, kids[pair], rules, child, visits, total, avail,
                                      size, rng)
             np.add.at(visits, kids[pair], 1.0)
             np.add.at(total, kids[pair], value[:, 0])
-        return _Tree(child[:size], visits[:size], total[:size], avail[:size])
+            if halving:  # the better half of each decision's running moves runs on
+                last = rounds[dec[pairs]] == r + 1  # (a,) decisions in their last round
+                mean = total[kids[pairs]] / visits[kids[pairs]]  # (a,)
+                order = np.lexsort((act[pairs], -mean, dec[pairs]))  # by decision, best first
+                first = np.searchsorted(dec[pairs][order], dec[pairs][order])
+                rank = np.empty(len(pairs), np.int64)
+                rank[order] = np.arange(len(pairs)) - first
+                keep = last | (rank < -(-running[dec[pairs]] // 2))
+                alive[pairs[~keep]] = False
+        return _Tree(child[:size], visits[:size], total[:size], avail[:size]), alive
 
     def _walk(self, engine, node: np.ndarray, rules: Rules, child: np.ndarray,
               visits: np.ndarray, total: np.ndarray, avail: np.ndarray, size: int,

@@ -611,7 +611,7 @@ def test_ismcts_paired_root_plays_every_legal_move_in_every_world(name, monkeypa
     install = Engine.install
     monkeypatch.setattr(Engine, "install", lambda self, state: (
         installed.append(state.hands.copy()), install(self, state))[1])
-    tree = agent._grow_paired(view, rows, mask[rows], play_rules, np.random.default_rng(1))
+    tree, _ = agent._grow_paired(view, rows, mask[rows], play_rules, np.random.default_rng(1))
     d, k = len(rows), agent.walks // 8
     dec, card = np.nonzero(mask[rows, :52])
     # Wave 0 holds every (decision, legal card) pair in k worlds, row pair * k + world:
@@ -632,6 +632,53 @@ def test_ismcts_paired_root_plays_every_legal_move_in_every_world(name, monkeypa
     assert runs[0].tolist() == runs[1].tolist()
     assert obs["action_mask"][np.arange(len(live)), runs[0]].all()
 
+
+@pytest.mark.parametrize("name", ["pips", "hearts-4", "bidding"])
+def test_ismcts_halving_runs_the_better_half_of_the_root_moves_on_each_round(
+        name, monkeypatch):
+    """root="halving" (sequential halving): ceil(log2 A) rounds for A legal moves, the
+    better half of the running moves going on after each round but the last, so
+    ceil(A / 2) ... ceil(A / 2 ** (rounds - 1)) moves reach the end, each in more worlds
+    than any move dropped; in a round every running move meets the same worlds, each
+    round's share of the iterations split among them; the choice is a running move."""
+    rules = RULE_SETS[name]
+    engine = random_positions(rules, 32, seed=7)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    agent = small_ismcts(root="halving", iterations=192, prior=None)
+    mask, o, view, _, search = agent._prepare(obs)
+    [(play_rules, _, rows)] = agent._groups(o, view, np.flatnonzero(search))
+    installed = []  # the hands of every round's games, as installed
+    install = Engine.install
+    monkeypatch.setattr(Engine, "install", lambda self, state: (
+        installed.append(state.hands.copy()), install(self, state))[1])
+    tree, alive = agent._grow_paired(view, rows, mask[rows], play_rules,
+                                     np.random.default_rng(1), halving=True)
+    d = len(rows)
+    dec, card = np.nonzero(mask[rows, :52])
+    kids = d + np.arange(len(dec))
+    legal = mask[rows, :52].sum(axis=1)  # (D,)
+    rounds = np.maximum(np.ceil(np.log2(legal)), 1).astype(int)  # (D,)
+    assert (rounds > 1).any()
+    start = 0  # round 0: decision by decision, every move in the same worlds
+    for i in range(d):
+        moves = kids[dec == i]
+        running = legal[i]
+        for _ in range(rounds[i] - 1):
+            running = -(-running // 2)
+        assert alive[dec == i].sum() == running
+        seen = tree.visits[moves]
+        assert len(set(seen[alive[dec == i]])) == 1
+        if (~alive[dec == i]).any():
+            assert seen[~alive[dec == i]].max() < seen[alive[dec == i]].min()
+        assert seen.sum() <= agent.iterations + legal[i] * rounds[i]
+        worlds = max(agent.iterations // rounds[i] // legal[i], 1)
+        block = installed[0][start:start + legal[i] * worlds].reshape(legal[i], worlds, -1)
+        np.testing.assert_array_equal(block, block[[0] * legal[i]])
+        start += legal[i] * worlds
+    assert start == len(installed[0])
+    actions = agent.act(obs, np.random.default_rng(2))
+    assert obs["action_mask"][np.arange(len(live)), actions].all()
 
 @pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
                                      {"rollout": "smart"}, {"seed_worlds": -1},
@@ -915,12 +962,16 @@ def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
     choices = obs["action_mask"].sum(axis=1) > 1
     assert choices.sum() >= 8
     policy = make_agent("ppo", checkpoint="ppo_hearts").act(obs, None)
-    small = {"iterations": 128, "walks": 64, "seed_worlds": 8}
+    small = {"iterations": 128, "walks": 64, "seed_worlds": 8, "root": "ucb"}
 
     def play(**options):
-        return make_agent("ismcts", **small, **options).act(obs, np.random.default_rng(3))
+        return make_agent("ismcts", **{**small, **options}).act(obs, np.random.default_rng(3))
 
     plain = play(prior=None)
+    # root="auto" (the default): a UCB root where a prior steers it, else a paired one.
+    np.testing.assert_array_equal(play(root="auto"), play())
+    np.testing.assert_array_equal(play(root="auto", prior=None), play(root="paired", prior=None))
+    assert (play(root="paired", prior=None) != plain).any(), "the roots search alike"
     assert (play() != plain).any(), "the default (auto) prior changed nothing"
     prior = "ppo:checkpoint=ppo_hearts"
     np.testing.assert_array_equal(play(prior=prior, prior_weight=0.0), plain)
