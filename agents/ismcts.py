@@ -125,7 +125,8 @@ class ISMCTSAgent(SearchAgent):
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
             ``"auto"`` (the default): in each rule set, the shipped checkpoint trained on
             it or on the same tricks (``agents.mc.Prior``: ``ppo_hearts`` in Hearts at
-            3-5 players, with or without passing; ``ppo_smoorverliefd`` in plain
+            3 and 4 players and ``ppo_hearts5`` at 5, with or without passing;
+            ``ppo_smoorverliefd`` in plain
             Smoorverliefd at 3-5 players), none elsewhere (the Smoorverliefd
             variants). None: no prior.
         prior_weight: points per unit of log-probability of ``prior``.

@@ -246,8 +246,9 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     Hearts' passing (which change the deal and the hands, not how a trick is won or
     what it scores), one trained at this player count first; else None.
 
-    So ``ppo_hearts`` (4-player Hearts with passing) is also the policy of 3- and
-    5-player Hearts and of Hearts without passing, while the Smoorverliefd variants
+    So ``ppo_hearts`` (4-player Hearts with passing) is also the policy of 3-player
+    Hearts and of 4-player Hearts without passing, ``ppo_hearts5`` (5 players) that of
+    5-player Hearts without passing, while the Smoorverliefd variants
     (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
     policy misleads the search (measured in the README's "Agents' strength").
     """

@@ -1030,10 +1030,12 @@ def test_prior_auto_prefers_a_related_checkpoint_trained_at_the_player_count(
     assert policy.shipped_policy_for(hearts.replace(num_players=5, passing=True),
                                      related=False) == "ppo_b"
 
+
 def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     """prior="auto" plays, in each rule set, the shipped checkpoint trained on it (Hearts
-    with passing at 4 players: ppo_hearts; Smoorverliefd at 3, 4, 5: ppo_smoorverliefd),
-    else one trained on the same tricks (Hearts at any count, with or without passing:
+    with passing at 4 players: ppo_hearts, at 5: ppo_hearts5; Smoorverliefd at 3, 4, 5:
+    ppo_smoorverliefd), else one trained on the same tricks, at the same player count
+    first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5; at 3 players,
     ppo_hearts), and no prior where rules of play or scoring differ (the Smoorverliefd
     variants, Hearts' queen options: the same choices as no prior)."""
     from agents.policy import shipped_policy_for
@@ -1043,7 +1045,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
         hearts: ("ppo_hearts", "ppo_hearts"),
         hearts.replace(target_score=None): ("ppo_hearts", "ppo_hearts"),
         hearts.replace(num_players=3): ("ppo_hearts", None),
-        hearts.replace(num_players=5, target_score=None): ("ppo_hearts", None),
+        hearts.replace(num_players=5, target_score=None): ("ppo_hearts5", "ppo_hearts5"),
+        hearts.replace(num_players=5, passing=False): ("ppo_hearts5", None),
         hearts.replace(passing=False): ("ppo_hearts", None),
         hearts.replace(queen_breaks_hearts=True): (None, None),
         hearts.replace(queen_never_first_trick=True, num_players=3): (None, None),

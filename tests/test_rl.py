@@ -304,7 +304,7 @@ def test_ppo_checkpoint_by_name_or_path() -> None:
     name is an error that lists the shipped names."""
     from agents.ppo import shipped_checkpoints
 
-    assert {"ppo_smoorverliefd", "ppo_hearts"} <= set(shipped_checkpoints())
+    assert {"ppo_smoorverliefd", "ppo_hearts", "ppo_hearts5"} <= set(shipped_checkpoints())
     by_name = make_agent("ppo", checkpoint="ppo_hearts")
     for path in (str(SHIPPED_HEARTS), "checkpoints/ppo_hearts.pt"):
         by_path = make_agent("ppo", checkpoint=path)
@@ -316,7 +316,7 @@ def test_ppo_checkpoint_by_name_or_path() -> None:
         make_agent("ppo", checkpoint="ppo_no_such_policy")
 
 
-@pytest.mark.parametrize("name", ["ppo_hearts", "ppo_smoorverliefd"])
+@pytest.mark.parametrize("name", ["ppo_hearts", "ppo_hearts5", "ppo_smoorverliefd"])
 def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_path) -> None:
     """The ``ppo`` agent plays a checkpoint in numpy (no torch): read without torch, its
     logits are torch's on positions of the game it was trained for; the same training
@@ -332,7 +332,8 @@ def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_pat
     agent = make_agent("ppo", checkpoint=name)
     assert isinstance(agent.net, NumpyPolicyNet) and agent.train_args == torch_args
     assert agent.net.card_head == torch_net.card_head
-    rules = Rules(game=torch_args["game"], num_players=4, target_score=None)
+    rules = Rules(game=torch_args["game"], num_players=torch_args["num_players"][-1],
+                  target_score=None)
     engine = random_positions(rules, 64, seed=11)
     obs = {k: v[~engine.state.match_over] for k, v in observations(engine).items()}
     mask = obs["action_mask"]
