@@ -968,10 +968,11 @@ def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
         return make_agent("ismcts", **{**small, **options}).act(obs, np.random.default_rng(3))
 
     plain = play(prior=None)
-    # root="auto" (the default): a UCB root where a prior steers it, else a paired one.
+    # root="auto" (the default): a UCB root where a prior steers it, else halving.
     np.testing.assert_array_equal(play(root="auto"), play())
-    np.testing.assert_array_equal(play(root="auto", prior=None), play(root="paired", prior=None))
-    assert (play(root="paired", prior=None) != plain).any(), "the roots search alike"
+    np.testing.assert_array_equal(play(root="auto", prior=None),
+                                  play(root="halving", prior=None))
+    assert (play(root="halving", prior=None) != plain).any(), "the roots search alike"
     assert (play() != plain).any(), "the default (auto) prior changed nothing"
     prior = "ppo:checkpoint=ppo_hearts"
     np.testing.assert_array_equal(play(prior=prior, prior_weight=0.0), plain)
