@@ -593,6 +593,26 @@ def test_ismcts_counts_a_moves_availability_in_every_walk_where_it_was_legal(nam
             tree.avail[at_root], seed_worlds * legal[parent[at_root]] + agent.iterations)
 
 
+def grow_paired_root(name: str, seed: int, monkeypatch, **options):
+    """``ismcts._grow_paired`` on the play positions of 32 random games of
+    ``RULE_SETS[name]``: (observations, agent, masks of the searched decisions, the
+    trees, which root moves ran to the end, the hands (B, P) of every state installed
+    into an engine, round by round)."""
+    engine = random_positions(RULE_SETS[name], 32, seed=seed)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    agent = small_ismcts(prior=None, **options)
+    mask, o, view, _, search = agent._prepare(obs)
+    [(play_rules, _, rows)] = agent._groups(o, view, np.flatnonzero(search))
+    installed: list[np.ndarray] = []
+    install = Engine.install
+    monkeypatch.setattr(Engine, "install", lambda self, state: (
+        installed.append(state.hands.copy()), install(self, state))[1])
+    tree, alive = agent._grow_paired(view, rows, mask[rows], play_rules,
+                                     np.random.default_rng(1), agent.root == "halving")
+    return obs, agent, mask[rows], tree, alive, installed
+
+
 @pytest.mark.parametrize("name", ["pips", "trump", "hearts-4"])
 def test_ismcts_paired_root_plays_every_legal_move_in_every_world(name, monkeypatch):
     """root="paired": each wave plays every legal root move in the same worlds (walks // 8
@@ -600,20 +620,11 @@ def test_ismcts_paired_root_plays_every_legal_move_in_every_world(name, monkeypa
     iterations / legal moves of them (1 to 8 waves); the seat's later moves grow a tree
     below each (visits <= availability there), and the choice is a legal move of the
     best mean value, reproducible from the generator."""
-    rules = RULE_SETS[name]
-    engine = random_positions(rules, 32, seed=6)
-    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
-    obs = {k: v[live] for k, v in observations(engine).items()}
-    agent = small_ismcts(root="paired", iterations=96, prior=None)
-    mask, o, view, _, search = agent._prepare(obs)
-    [(play_rules, _, rows)] = agent._groups(o, view, np.flatnonzero(search))
-    installed = []  # the hidden hands of every wave's games, as installed
-    install = Engine.install
-    monkeypatch.setattr(Engine, "install", lambda self, state: (
-        installed.append(state.hands.copy()), install(self, state))[1])
-    tree, _ = agent._grow_paired(view, rows, mask[rows], play_rules, np.random.default_rng(1))
-    d, k = len(rows), agent.walks // 8
-    dec, card = np.nonzero(mask[rows, :52])
+    obs, agent, mask, tree, _, installed = grow_paired_root(name, 6, monkeypatch,
+                                                            root="paired", iterations=96)
+    live = np.arange(len(obs["action_mask"]))
+    d, k = len(mask), agent.walks // 8
+    dec, card = np.nonzero(mask[:, :52])
     # Wave 0 holds every (decision, legal card) pair in k worlds, row pair * k + world:
     # the moves of a decision meet the same k deals (common random numbers).
     hands = installed[0].reshape(len(dec), k, -1)  # (pairs, worlds, P)
@@ -622,7 +633,7 @@ def test_ismcts_paired_root_plays_every_legal_move_in_every_world(name, monkeypa
     assert (hands[:, 0] != hands[:, 1]).any()  # and the worlds differ
     kids = tree.child[dec, card]
     np.testing.assert_array_equal(kids, d + np.arange(len(dec)))
-    legal = mask[rows, :52].sum(axis=1)  # (D,)
+    legal = mask[:, :52].sum(axis=1)  # (D,)
     waves = np.clip(np.rint(96 / (legal * k)), 1, 8)
     np.testing.assert_array_equal(tree.visits[kids], k * waves[dec])
     below = np.arange(d + len(dec), len(tree.visits))
@@ -641,23 +652,14 @@ def test_ismcts_halving_runs_the_better_half_of_the_root_moves_on_each_round(
     ceil(A / 2) ... ceil(A / 2 ** (rounds - 1)) moves reach the end, each in more worlds
     than any move dropped; in a round every running move meets the same worlds, each
     round's share of the iterations split among them; the choice is a running move."""
-    rules = RULE_SETS[name]
-    engine = random_positions(rules, 32, seed=7)
-    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
-    obs = {k: v[live] for k, v in observations(engine).items()}
-    agent = small_ismcts(root="halving", iterations=192, prior=None)
-    mask, o, view, _, search = agent._prepare(obs)
-    [(play_rules, _, rows)] = agent._groups(o, view, np.flatnonzero(search))
-    installed = []  # the hands of every round's games, as installed
-    install = Engine.install
-    monkeypatch.setattr(Engine, "install", lambda self, state: (
-        installed.append(state.hands.copy()), install(self, state))[1])
-    tree, alive = agent._grow_paired(view, rows, mask[rows], play_rules,
-                                     np.random.default_rng(1), halving=True)
-    d = len(rows)
-    dec, card = np.nonzero(mask[rows, :52])
+    obs, agent, mask, tree, alive, installed = grow_paired_root(name, 7, monkeypatch,
+                                                                root="halving",
+                                                                iterations=192)
+    live = np.arange(len(obs["action_mask"]))
+    d = len(mask)
+    dec, card = np.nonzero(mask[:, :52])
     kids = d + np.arange(len(dec))
-    legal = mask[rows, :52].sum(axis=1)  # (D,)
+    legal = mask[:, :52].sum(axis=1)  # (D,)
     rounds = np.maximum(np.ceil(np.log2(legal)), 1).astype(int)  # (D,)
     assert (rounds > 1).any()
     start = 0  # round 0: decision by decision, every move in the same worlds
