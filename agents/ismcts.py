@@ -75,6 +75,13 @@ def _value_scale(rules: Rules) -> float:
     return 2.0 * (104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points)
 
 
+def _values(points: np.ndarray, rules: Rules) -> np.ndarray:
+    """Round points (any shape) as search values in about [0, 1], higher is better: over
+    ``_value_scale``; Hearts: one minus the penalty points over 26."""
+    scale = _value_scale(rules)
+    return 1.0 - points / scale if rules.is_hearts else points / scale
+
+
 class _Drawn:
     """Hidden worlds drawn ahead (``sample_hidden``'s output, T per decision), handed out
     in consecutive slices of n per decision."""
@@ -238,8 +245,7 @@ class ISMCTSAgent(SearchAgent):
         play_rules = rollout_rules(rules)
         engine = self._playouts.engine(play_rules, d * m)
         root_of = np.repeat(np.arange(d), m)  # (R,) decision (= root node) of each walk
-        scale = _value_scale(rules)
-        root_bias = None if bonus is None else bonus[:, :52] / scale  # (D, 52) value units
+        root_bias = None if bonus is None else bonus[:, :52] / _value_scale(rules)  # (D, 52)
         # A weighed belief draws its candidate worlds and their likelihoods once; the
         # first wave and each later one pick their worlds from them afresh.
         pool = self.belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform
@@ -251,7 +257,7 @@ class ISMCTSAgent(SearchAgent):
             hidden = self.belief.pick(pool, d, self.seed_worlds, rng) if pool is not None \
                 else drawn.next(self.seed_worlds)
             size = self._seed_root(know, mask, rules, play_rules, child, visits, total, avail,
-                                   size, scale, rng, hidden)
+                                   size, rng, hidden)
         for wave in range(waves):
             if (self.time_budget is not None and wave
                     and time.perf_counter() - start > self.time_budget):
@@ -364,8 +370,7 @@ class ISMCTSAgent(SearchAgent):
                 in_tree[walking[new]] = False  # an expanded node ends the tree walk
             engine.step(moves)
         points = self._playouts.points(engine, rules)  # (R, P)
-        scale = _value_scale(rules)
-        value = 1.0 - points / scale if rules.is_hearts else points / scale  # (R, P)
+        value = _values(points, rules)  # (R, P)
         for walks, nodes, movers in path:
             np.add.at(visits, nodes, 1.0)
             np.add.at(total, nodes, value[walks, movers])
@@ -373,7 +378,7 @@ class ISMCTSAgent(SearchAgent):
 
     def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
                    play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,
-                   avail: np.ndarray, size: int, scale: float, rng: np.random.Generator,
+                   avail: np.ndarray, size: int, rng: np.random.Generator,
                    hidden: tuple[np.ndarray, np.ndarray] | None = None) -> int:
         """The first wave, as ``mc`` plays it: every legal root move in the same
         ``seed_worlds`` worlds (common random numbers: the moves are compared on equal
@@ -388,7 +393,7 @@ class ISMCTSAgent(SearchAgent):
         engine.step(act[pair])
         self._playouts.finish(engine, rules, rng)
         points = self._playouts.points(engine, rules)[:, 0]  # (N,)
-        value = 1.0 - points / scale if rules.is_hearts else points / scale  # (N,)
+        value = _values(points, rules)  # (N,)
         ids = size + np.arange(len(dec))
         child[dec, act] = ids
         visits[ids] = k
