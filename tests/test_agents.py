@@ -685,7 +685,7 @@ def test_ismcts_halving_runs_the_better_half_of_the_root_moves_on_each_round(
 @pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
                                      {"rollout": "smart"}, {"seed_worlds": -1},
                                      {"time_budget": 0}, {"iterations": True},
-                                     {"root": "flat"}])
+                                     {"root": "flat"}, {"bid_worlds": 0}])
 def test_ismcts_rejects_bad_options(options):
     with pytest.raises((ValueError, TypeError)):
         make_agent("ismcts", **options)
@@ -920,6 +920,11 @@ def test_mc_chooses_bids_and_cursed_suits_by_simulation(rules, phase):
     legal = obs["action_mask"].astype(bool)
     assert np.isfinite(values[legal]).all() and np.isnan(values[~legal]).all()
     assert (actions == np.argmax(np.where(legal, values, -np.inf), axis=1)).all()
+    # ismcts chooses them as mc does, in bid_worlds worlds (the same draws: same choices).
+    for worlds in (8, 16):
+        ismcts = small_ismcts(bid_worlds=worlds).act(obs, np.random.default_rng(5))
+        flat = small_mc(worlds=worlds).act(obs, np.random.default_rng(5))
+        assert ismcts.tolist() == flat.tolist()
 
 
 def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
