@@ -37,8 +37,8 @@ policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (REA
 
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
 Arrow's cursed suit are chosen by simulation, as ``mc`` does (each candidate played
-out over sampled worlds), in ``bid_worlds`` worlds (512, ``mc``'s 128). A decision is a function of the observation and the
-generator when ``time_budget`` is None.
+out over sampled worlds), in ``bid_worlds`` worlds (512; ``mc``: 128). A decision is a
+function of the observation and the generator when ``time_budget`` is None.
 """
 
 from __future__ import annotations
@@ -75,11 +75,24 @@ def _value_scale(rules: Rules) -> float:
     return 2.0 * (104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points)
 
 
-def _values(points: np.ndarray, rules: Rules) -> np.ndarray:
-    """Round points (any shape) as search values in about [0, 1], higher is better: over
-    ``_value_scale``; Hearts: one minus the penalty points over 26."""
+def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndarray:
+    """(..., P) round points per seat as (..., P) search values in about [0, 1], higher is
+    better: over ``_value_scale``; Hearts: one minus the penalty points over 26.
+
+    ``relative``: each seat's points less the mean of its opponents' (with partners: the
+    other team's), mapped to [0, 1] as 1/2 + difference / (2 ``_value_scale``). So a
+    point taken from an opponent counts too: blocking another seat's sweep (double
+    points), or making it miss its bid, is worth what it costs that seat."""
     scale = _value_scale(rules)
-    return 1.0 - points / scale if rules.is_hearts else points / scale
+    if not relative:
+        return 1.0 - points / scale if rules.is_hearts else points / scale
+    own = -points if rules.is_hearts else points  # (..., P) higher is better
+    p = points.shape[-1]
+    if rules.partners:  # team points per seat: the opponents sit left and right
+        others = (np.roll(own, 1, axis=-1) + np.roll(own, -1, axis=-1)) / 2
+    else:
+        others = (own.sum(axis=-1, keepdims=True) - own) / (p - 1)
+    return 0.5 + (own - others) / (2 * scale)
 
 
 class _Drawn:
@@ -156,6 +169,11 @@ class ISMCTSAgent(SearchAgent):
             ``mc`` uses its ``worlds``, 128 by default): one such decision a round, so
             4x ``mc``'s worlds cost little time, and they choose the bid that a
             4,096-world search values best far more often (README).
+        value: what the search maximises. ``"own"``: the seat's round points (Hearts:
+            minus its penalty points). ``"relative"``: its points less its opponents'
+            mean (``_values``), as a match is won: by being ahead. Then keeping one
+            heart from a seat that would sweep is worth the sweep's doubling to it, not
+            one point, and an opponent's missed bid counts as well.
     """
 
     name = "ismcts"
@@ -167,10 +185,13 @@ class ISMCTSAgent(SearchAgent):
                  time_budget: float | None = None,
                  rules: Rules | None = None, belief: str = "uniform",
                  belief_candidates: int = 4, prior: str | None = "auto",
-                 prior_weight: float = 0.3, root: str = "auto", bid_worlds: int = 512) -> None:
+                 prior_weight: float = 0.3, root: str = "auto", bid_worlds: int = 512,
+                 value: str = "own") -> None:
         if root not in ("auto", "ucb", "paired", "halving"):
             raise ValueError(f"root must be 'auto', 'ucb', 'paired' or 'halving', got {root!r}")
-        self.root = root
+        if value not in ("own", "relative"):
+            raise ValueError(f"value must be 'own' or 'relative', got {value!r}")
+        self.root, self.value = root, value
         for key, value in (("iterations", iterations), ("walks", walks),
                            ("bid_worlds", bid_worlds)):
             if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
@@ -377,7 +398,7 @@ class ISMCTSAgent(SearchAgent):
                 in_tree[walking[new]] = False  # an expanded node ends the tree walk
             engine.step(moves)
         points = self._playouts.points(engine, rules)  # (R, P)
-        value = _values(points, rules)  # (R, P)
+        value = _values(points, rules, self.value == "relative")  # (R, P)
         for walks, nodes, movers in path:
             np.add.at(visits, nodes, 1.0)
             np.add.at(total, nodes, value[walks, movers])
@@ -399,8 +420,8 @@ class ISMCTSAgent(SearchAgent):
         engine.install(worlds.take(dec[pair] * k + np.tile(np.arange(k), len(dec))))
         engine.step(act[pair])
         self._playouts.finish(engine, rules, rng)
-        points = self._playouts.points(engine, rules)[:, 0]  # (N,)
-        value = _values(points, rules)  # (N,)
+        points = self._playouts.points(engine, rules)  # (N, P)
+        value = _values(points, rules, self.value == "relative")[:, 0]  # (N,)
         ids = size + np.arange(len(dec))
         child[dec, act] = ids
         visits[ids] = k

@@ -685,10 +685,58 @@ def test_ismcts_halving_runs_the_better_half_of_the_root_moves_on_each_round(
 @pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
                                      {"rollout": "smart"}, {"seed_worlds": -1},
                                      {"time_budget": 0}, {"iterations": True},
-                                     {"root": "flat"}, {"bid_worlds": 0}])
+                                     {"root": "flat"}, {"bid_worlds": 0},
+                                     {"value": "spite"}])
 def test_ismcts_rejects_bad_options(options):
     with pytest.raises((ValueError, TypeError)):
         make_agent("ismcts", **options)
+
+
+def test_ismcts_relative_value_counts_the_points_an_opponent_loses():
+    """value="relative": a seat's points less its opponents' mean (with partners: the other
+    team's), so a heart kept from a would-be sweeper, or a missed bid forced on another
+    seat, is worth what it costs that seat; value="own" counts only the seat's points."""
+    from agents.ismcts import _value_scale, _values
+
+    troef = Rules(trump_hearts=True, num_players=3, target_score=None)
+    scale = _value_scale(troef)  # 34: a swept round's 17 points, doubled
+    swept, blocked = np.array([0.0, 34.0, 0.0]), np.array([1.0, 16.0, 0.0])
+    own = _values(np.stack([swept, blocked]), troef)  # (2, 3)
+    rel = _values(np.stack([swept, blocked]), troef, relative=True)
+    assert own[1, 0] - own[0, 0] == pytest.approx(1 / scale)  # one heart more
+    # Relative: one heart more, and 18 points less for the seat that would have swept.
+    assert rel[1, 0] - rel[0, 0] == pytest.approx((1 - (16 - 34) / 2) / (2 * scale))
+    assert rel[0].tolist() == pytest.approx([0.5 - 17 / 68, 0.5 + 34 / 68, 0.5 - 17 / 68])
+    hearts = Rules(game="hearts", num_players=4, target_score=None)
+    moon = _values(np.array([[0.0, 26.0, 26.0, 26.0]]), hearts, relative=True)
+    # Penalty points: less is better; the shooter is 26 ahead of the mean of the others.
+    assert moon[0].tolist() == pytest.approx([1.0] + [0.5 - (26 - 52 / 3) / 52] * 3)
+    partners = Rules(partners=True, num_players=4, target_score=None)
+    team = _values(np.array([[4.0, 13.0, 4.0, 13.0]]), partners, relative=True)
+    assert team[0].tolist() == pytest.approx([0.5 - 9 / 68, 0.5 + 9 / 68] * 2)
+
+
+@pytest.mark.parametrize("value", ["own", "relative"])
+def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value):
+    """Every value the tree is credited with (walks, the seeding wave, the paired
+    rounds) is computed as ``value`` asks."""
+    import agents.ismcts as ismcts
+
+    asked = []
+
+    def spy(points, rules, relative=False):
+        asked.append(relative)
+        return ismcts._values.__wrapped__(points, rules, relative)
+
+    spy.__wrapped__ = ismcts._values
+    monkeypatch.setattr(ismcts, "_values", spy)
+    engine = random_positions(Rules(trump_hearts=True, num_players=3, target_score=None),
+                              16, seed=2)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    for root in ("ucb", "halving"):
+        small_ismcts(value=value, root=root).act(obs, np.random.default_rng(0))
+    assert asked and set(asked) == {value == "relative"}
 
 
 @pytest.mark.parametrize("spec", ["greedy:1.5", "random:0.1", "greedy:x", "best"])
