@@ -173,7 +173,11 @@ class ISMCTSAgent(SearchAgent):
             minus its penalty points). ``"relative"``: its points less its opponents'
             mean (``_values``), as a match is won: by being ahead. Then keeping one
             heart from a seat that would sweep is worth the sweep's doubling to it, not
-            one point, and an opponent's missed bid counts as well.
+            one point, and an opponent's missed bid counts as well. ``"auto"`` (the
+            default): ``"relative"`` where no policy prior plays (the Smoorverliefd
+            variants; measured in the README: it gains most in Blinde Liefde), ``"own"``
+            where one does (Hearts, plain Smoorverliefd: the priors were distilled from
+            a search of the seat's own points, and those rows were measured so).
     """
 
     name = "ismcts"
@@ -186,11 +190,11 @@ class ISMCTSAgent(SearchAgent):
                  rules: Rules | None = None, belief: str = "uniform",
                  belief_candidates: int = 4, prior: str | None = "auto",
                  prior_weight: float = 0.3, root: str = "auto", bid_worlds: int = 512,
-                 value: str = "own") -> None:
+                 value: str = "auto") -> None:
         if root not in ("auto", "ucb", "paired", "halving"):
             raise ValueError(f"root must be 'auto', 'ucb', 'paired' or 'halving', got {root!r}")
-        if value not in ("own", "relative"):
-            raise ValueError(f"value must be 'own' or 'relative', got {value!r}")
+        if value not in ("auto", "own", "relative"):
+            raise ValueError(f"value must be 'auto', 'own' or 'relative', got {value!r}")
         self.root, self.value = root, value
         for key, value in (("iterations", iterations), ("walks", walks),
                            ("bid_worlds", bid_worlds)):
@@ -237,8 +241,10 @@ class ISMCTSAgent(SearchAgent):
         the root move of the best mean value, ``bonus`` added."""
         d = len(rows)
         root = self.root if self.root != "auto" else "ucb" if bonus is not None else "halving"
+        relative = self.value == "relative" or (self.value == "auto" and bonus is None)
         if root != "ucb":
-            tree, alive = self._grow_paired(view, rows, mask, rules, rng, root == "halving")
+            tree, alive = self._grow_paired(view, rows, mask, rules, rng, root == "halving",
+                                            relative)
             mean = np.full((d, 52), -np.inf)  # (D, 52) value units, -inf: illegal or out
             dec, act = np.nonzero(mask[:, :52])
             kids = d + np.arange(len(dec))
@@ -247,7 +253,7 @@ class ISMCTSAgent(SearchAgent):
             if bonus is not None:
                 mean[dec, act] += bonus[dec, act] / _value_scale(rules)
             return np.argmax(mean, axis=1)
-        tree = self._grow(view, rows, mask, rules, rng, bonus)
+        tree = self._grow(view, rows, mask, rules, rng, bonus, relative)
         # The most visited legal root move (ties: the lowest card).
         kids = tree.child[:d]  # (D, 52)
         root_visits = np.where(kids >= 0, tree.visits[np.maximum(kids, 0)], -1.0)
@@ -255,10 +261,11 @@ class ISMCTSAgent(SearchAgent):
         return np.argmax(root_visits, axis=1)
 
     def _grow(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
-              rng: np.random.Generator, bonus: np.ndarray | None = None) -> _Tree:
+              rng: np.random.Generator, bonus: np.ndarray | None = None,
+              relative: bool = False) -> _Tree:
         """The trees of D play decisions of one rule set (roots: nodes 0..D-1), grown by
         the seeding wave and then ``iterations`` walks (fewer if ``time_budget`` runs
-        out)."""
+        out); values ``relative`` or the seat's own (``_values``)."""
         start = time.perf_counter()
         d, p, m = len(rows), rules.num_players, self.walks
         know = knowledge(view, rows, p)
@@ -285,7 +292,7 @@ class ISMCTSAgent(SearchAgent):
             hidden = self.belief.pick(pool, d, self.seed_worlds, rng) if pool is not None \
                 else drawn.next(self.seed_worlds)
             size = self._seed_root(know, mask, rules, play_rules, child, visits, total, avail,
-                                   size, rng, hidden)
+                                   size, rng, hidden, relative)
         for wave in range(waves):
             if (self.time_budget is not None and wave
                     and time.perf_counter() - start > self.time_budget):
@@ -293,11 +300,12 @@ class ISMCTSAgent(SearchAgent):
             hidden = self.belief.pick(pool, d, m, rng) if pool is not None else drawn.next(m)
             engine.install(build_worlds(know, rules, m, rng, hidden=hidden))
             size, _ = self._walk(engine, root_of.copy(), rules, child, visits, total, avail,
-                                 size, rng, root_bias)
+                                 size, rng, root_bias, relative)
         return _Tree(child[:size], visits[:size], total[:size], avail[:size])
 
     def _grow_paired(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray,
-                     rules: Rules, rng: np.random.Generator, halving: bool = False
+                     rules: Rules, rng: np.random.Generator, halving: bool = False,
+                     relative: bool = False
                      ) -> tuple[_Tree, np.ndarray]:
         """The trees of D play decisions of one rule set with a paired root: each round
         plays every root move still in the running in the same worlds (as ``mc`` compares
@@ -356,7 +364,7 @@ class ISMCTSAgent(SearchAgent):
             engine.install(worlds.take(local * most + world))
             engine.step(act[pair])
             size, value = self._walk(engine, kids[pair], rules, child, visits, total, avail,
-                                     size, rng)
+                                     size, rng, relative=relative)
             np.add.at(visits, kids[pair], 1.0)
             np.add.at(total, kids[pair], value[:, 0])
             if halving:  # the better half of each decision's running moves runs on
@@ -372,8 +380,8 @@ class ISMCTSAgent(SearchAgent):
 
     def _walk(self, engine, node: np.ndarray, rules: Rules, child: np.ndarray,
               visits: np.ndarray, total: np.ndarray, avail: np.ndarray, size: int,
-              rng: np.random.Generator, root_bias: np.ndarray | None = None
-              ) -> tuple[int, np.ndarray]:
+              rng: np.random.Generator, root_bias: np.ndarray | None = None,
+              relative: bool = False) -> tuple[int, np.ndarray]:
         """One wave: the R games installed in ``engine``, each walking the tree from its
         ``node`` (R,) where it is the seat's move (every seat's, with
         ``opponents_in_tree``), then played out by the rollout policy; every node on a
@@ -398,7 +406,7 @@ class ISMCTSAgent(SearchAgent):
                 in_tree[walking[new]] = False  # an expanded node ends the tree walk
             engine.step(moves)
         points = self._playouts.points(engine, rules)  # (R, P)
-        value = _values(points, rules, self.value == "relative")  # (R, P)
+        value = _values(points, rules, relative)  # (R, P)
         for walks, nodes, movers in path:
             np.add.at(visits, nodes, 1.0)
             np.add.at(total, nodes, value[walks, movers])
@@ -407,7 +415,8 @@ class ISMCTSAgent(SearchAgent):
     def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
                    play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,
                    avail: np.ndarray, size: int, rng: np.random.Generator,
-                   hidden: tuple[np.ndarray, np.ndarray] | None = None) -> int:
+                   hidden: tuple[np.ndarray, np.ndarray] | None = None,
+                   relative: bool = False) -> int:
         """The first wave, as ``mc`` plays it: every legal root move in the same
         ``seed_worlds`` worlds (common random numbers: the moves are compared on equal
         deals), each played out by the rollout policy; the results start the root's
@@ -421,7 +430,7 @@ class ISMCTSAgent(SearchAgent):
         engine.step(act[pair])
         self._playouts.finish(engine, rules, rng)
         points = self._playouts.points(engine, rules)  # (N, P)
-        value = _values(points, rules, self.value == "relative")[:, 0]  # (N,)
+        value = _values(points, rules, relative)[:, 0]  # (N,)
         ids = size + np.arange(len(dec))
         child[dec, act] = ids
         visits[ids] = k

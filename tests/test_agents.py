@@ -716,10 +716,13 @@ def test_ismcts_relative_value_counts_the_points_an_opponent_loses():
     assert team[0].tolist() == pytest.approx([0.5 - 9 / 68, 0.5 + 9 / 68] * 2)
 
 
-@pytest.mark.parametrize("value", ["own", "relative"])
-def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value):
+@pytest.mark.parametrize("value, prior, relative", [
+    ("own", None, False), ("relative", None, True), ("relative", "auto", True),
+    ("auto", None, True),  # no policy at the root (the Smoorverliefd variants): relative
+    ("auto", "ppo:checkpoint=ppo_smoorverliefd", False)])  # a prior plays: own
+def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value, prior, relative):
     """Every value the tree is credited with (walks, the seeding wave, the paired
-    rounds) is computed as ``value`` asks."""
+    rounds) is computed as ``value`` asks; ``"auto"``: relative where no prior plays."""
     import agents.ismcts as ismcts
 
     asked = []
@@ -735,8 +738,8 @@ def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value):
     live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
     obs = {k: v[live] for k, v in observations(engine).items()}
     for root in ("ucb", "halving"):
-        small_ismcts(value=value, root=root).act(obs, np.random.default_rng(0))
-    assert asked and set(asked) == {value == "relative"}
+        small_ismcts(value=value, root=root, prior=prior).act(obs, np.random.default_rng(0))
+    assert asked and set(asked) == {relative}
 
 
 @pytest.mark.parametrize("spec", ["greedy:1.5", "random:0.1", "greedy:x", "best"])
