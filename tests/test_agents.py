@@ -1020,7 +1020,7 @@ def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
     choices = obs["action_mask"].sum(axis=1) > 1
     assert choices.sum() >= 8
     policy = make_agent("ppo", checkpoint="ppo_hearts").act(obs, None)
-    small = {"iterations": 128, "walks": 64, "seed_worlds": 8, "root": "ucb"}
+    small = {"iterations": 128, "walks": 64, "seed_worlds": 8, "root": "ucb", "value": "own"}
 
     def play(**options):
         return make_agent("ismcts", **{**small, **options}).act(obs, np.random.default_rng(3))
