@@ -3,6 +3,8 @@ world sampling (every constraint), no peeking at hidden cards, and determinism."
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -919,6 +921,24 @@ def test_a_point_card_on_the_first_trick_shows_the_seat_holds_only_points():
                            "2H 3H 4H 5H 6H 7H 8H 9H TH JH QH KH AH"], "2C 2D 2S 2H")
     assert voids[3].tolist() == [1, 1, 0, 0]  # 2H off suit to the first trick: C, D void
     assert voids[1].tolist() == [1, 0, 0, 0]  # 2D: only clubs shown
+
+
+def test_bid_worlds_script_measures_regret_against_the_reference(tmp_path):
+    """experiments.bid_worlds: every seat's bid decision, valued by the reference search;
+    the reference itself (same worlds) has no regret, fewer worlds have some or none."""
+    from experiments import bid_worlds
+
+    batches = bid_worlds.bid_decisions(3, deals=6, seed=2)
+    assert len(batches) == 3 and all(len(b["action_mask"]) == 6 for b in batches)
+    rows = bid_worlds.main(["--players", "3", "--deals", "6", "--worlds", "2", "16",
+                            "--reference", "16", "--out", str(tmp_path / "b.json")])
+    assert [(r["worlds"], r["decisions"]) for r in rows] == [(2, 18), (16, 18)]
+    assert json.loads((tmp_path / "b.json").read_text()) == rows
+    # The reference's own search (the same worlds) chooses its best bid every time;
+    # one world a bid often misses it.
+    same = bid_worlds.regrets(batches, [16, 1], 16, seed=5, search_seed=5)
+    assert same[16]["mean_regret"] == 0 and same[16]["no_regret"] == 1
+    assert same[1]["mean_regret"] > 0 and same[1]["no_regret"] < 1
 
 
 def test_greedy_bids_script_plays_every_bid_out(tmp_path):
