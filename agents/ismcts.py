@@ -15,7 +15,9 @@ the current position, by every seat, whatever the hidden cards. Each iteration
 3. adds the node of the untried move, plays the rest of the round with the rollout
    policy (``agents.rollout``), and credits every node on the path with the final
    value of the seat that moved into it (round points over ``_value_scale``;
-   Hearts: one minus penalty points over 26; partners: the team's).
+   Hearts: one minus penalty points over 26; partners: the team's; with
+   ``value="relative"``, the default where no policy prior plays, those points less
+   the opponents' mean).
 
 Batched the way the engine is fast: each wave runs ``walks`` iterations of every
 decision at once, in one engine batch of (decisions x walks) worlds, tree walks and
