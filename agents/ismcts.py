@@ -198,10 +198,10 @@ class ISMCTSAgent(SearchAgent):
         if value not in ("auto", "own", "relative"):
             raise ValueError(f"value must be 'auto', 'own' or 'relative', got {value!r}")
         self.root, self.value = root, value
-        for key, value in (("iterations", iterations), ("walks", walks),
+        for key, count in (("iterations", iterations), ("walks", walks),
                            ("bid_worlds", bid_worlds)):
-            if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{key} must be a positive int, got {value!r}")
+            if not isinstance(count, int | np.integer) or isinstance(count, bool) or count < 1:
+                raise ValueError(f"{key} must be a positive int, got {count!r}")
         if not exploration >= 0:
             raise ValueError(f"exploration must be >= 0, got {exploration!r}")
         if not noise >= 0:
