@@ -77,6 +77,14 @@ def _value_scale(rules: Rules) -> float:
     return 2.0 * (104 if rules.pip_scoring else 12 + rules.ace_of_hearts_points)
 
 
+def _points_per_value(rules: Rules, relative: bool = False) -> float:
+    """Points to the seat that make one unit of search value (``_values``' slope is its
+    inverse): ``_value_scale``; for relative values, which span twice the range, twice
+    that. A prior's bonus (points) is converted by the same divisor, so that it weighs
+    the same against either value."""
+    return _value_scale(rules) * (2.0 if relative else 1.0)
+
+
 def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndarray:
     """(..., P) round points per seat as (..., P) search values in about [0, 1], higher is
     better: over ``_value_scale``; Hearts: one minus the penalty points over 26.
@@ -85,7 +93,7 @@ def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndar
     other team's), mapped to [0, 1] as 1/2 + difference / (2 ``_value_scale``). So a
     point taken from an opponent counts too: blocking another seat's sweep (double
     points), or making it miss its bid, is worth what it costs that seat."""
-    scale = _value_scale(rules)
+    scale = _points_per_value(rules, relative)
     if not relative:
         return 1.0 - points / scale if rules.is_hearts else points / scale
     own = -points if rules.is_hearts else points  # (..., P) higher is better
@@ -94,7 +102,7 @@ def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndar
         others = (np.roll(own, 1, axis=-1) + np.roll(own, -1, axis=-1)) / 2
     else:
         others = (own.sum(axis=-1, keepdims=True) - own) / (p - 1)
-    return 0.5 + (own - others) / (2 * scale)
+    return 0.5 + (own - others) / scale
 
 
 class _Drawn:
@@ -142,7 +150,8 @@ class ISMCTSAgent(SearchAgent):
         belief_candidates: with a weighed belief, candidate worlds drawn per world kept.
         prior: an agent spec with a ``log_policy`` (a trained policy, e.g.
             ``"ppo:checkpoint=ppo_hearts"``): at the root, ``prior_weight`` times its
-            log-probability of each move (in points, over the value scale) is added to
+            log-probability of each move (in points, divided as the value divides them,
+            ``_points_per_value``) is added to
             the move's UCB score, so the walks, and with them the most visited move,
             favour what the policy plays when the search's values are close (as
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
@@ -253,7 +262,7 @@ class ISMCTSAgent(SearchAgent):
             mean[dec[alive], act[alive]] = (tree.total[kids] / np.maximum(tree.visits[kids],
                                                                           1.0))[alive]
             if bonus is not None:
-                mean[dec, act] += bonus[dec, act] / _value_scale(rules)
+                mean[dec, act] += bonus[dec, act] / _points_per_value(rules, relative)
             return np.argmax(mean, axis=1)
         tree = self._grow(view, rows, mask, rules, rng, bonus, relative)
         # The most visited legal root move (ties: the lowest card).
@@ -282,7 +291,9 @@ class ISMCTSAgent(SearchAgent):
         play_rules = rollout_rules(rules)
         engine = self._playouts.engine(play_rules, d * m)
         root_of = np.repeat(np.arange(d), m)  # (R,) decision (= root node) of each walk
-        root_bias = None if bonus is None else bonus[:, :52] / _value_scale(rules)  # (D, 52)
+        # (D, 52) the prior's bonus in value units, or None
+        root_bias = (None if bonus is None
+                     else bonus[:, :52] / _points_per_value(rules, relative))
         # A weighed belief draws its candidate worlds and their likelihoods once; the
         # first wave and each later one pick their worlds from them afresh.
         pool = self.belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform

@@ -744,6 +744,38 @@ def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value, prior, r
     assert asked and set(asked) == {relative}
 
 
+@pytest.mark.parametrize("value, span", [("own", 1.0), ("relative", 2.0)])
+def test_ismcts_weighs_a_prior_in_the_units_of_its_value(monkeypatch, value, span):
+    """The prior's bonus (points) joins the root's scores divided as the value divides
+    points: by the value scale for the seat's own points, by twice it for relative
+    values (which span twice the range), so a prior weighs the same with either."""
+    import agents.ismcts as ismcts
+    from agents.mc import Prior
+
+    bonuses, biases = [], []
+    bonus, walk = Prior.bonus, ismcts.ISMCTSAgent._walk
+    monkeypatch.setattr(Prior, "bonus", lambda self, *a: bonuses.append(bonus(self, *a))
+                        or bonuses[-1])
+
+    def spy(self, engine, node, rules, child, visits, total, avail, size, rng,
+            root_bias=None, relative=False):
+        biases.append(root_bias)
+        return walk(self, engine, node, rules, child, visits, total, avail, size, rng,
+                    root_bias, relative)
+
+    monkeypatch.setattr(ismcts.ISMCTSAgent, "_walk", spy)
+    rules = Rules(num_players=4, target_score=None)
+    engine = random_positions(rules, 8, seed=3)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    small_ismcts(value=value, root="ucb", prior="ppo:checkpoint=ppo_smoorverliefd").act(
+        obs, np.random.default_rng(0))
+    assert len(bonuses) == 1 and biases
+    scale = ismcts._value_scale(rules)
+    for bias in biases:
+        np.testing.assert_allclose(bias, bonuses[0][:, :52] / (span * scale))
+
+
 @pytest.mark.parametrize("spec", ["greedy:1.5", "random:0.1", "greedy:x", "best"])
 def test_rollout_policy_rejects_bad_specs(spec):
     from agents.rollout import RolloutPolicy
