@@ -35,7 +35,8 @@ A trained policy steers the walks at the root (``prior``; by default the shipped
 checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
 log-probability of each root move is added to that move's UCB score, so that among
 moves the search values about equally, the walks, and the decision, favour the
-policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (README).
+policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (README;
+the measurements: docs/strength.md).
 
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
 Arrow's cursed suit are chosen by simulation, as ``mc`` does (each candidate played
@@ -174,19 +175,19 @@ class ISMCTSAgent(SearchAgent):
             moves runs on after each round, so the best are searched deepest.
             ``"auto"`` (the default): ``"ucb"`` where a prior plays (it steers the
             walks at the root), ``"halving"`` where none does (the Smoorverliefd
-            variants; measured in the README: it beats ``"ucb"`` there).
+            variants; measured in docs/strength.md: it beats ``"ucb"`` there).
         bid_worlds: worlds in which each candidate of the decisions chosen by
             simulation is played out (Blinde Liefde's bid, Cupid's Arrow's cursed suit;
             ``mc`` uses its ``worlds``, 128 by default): one such decision a round, so
             4x ``mc``'s worlds cost little time, and they choose the bid that a
-            4,096-world search values best far more often (README).
+            4,096-world search values best far more often (docs/strength.md).
         value: what the search maximises. ``"own"``: the seat's round points (Hearts:
             minus its penalty points). ``"relative"``: its points less its opponents'
             mean (``_values``), as a match is won: by being ahead. Then keeping one
             heart from a seat that would sweep is worth the sweep's doubling to it, not
             one point, and an opponent's missed bid counts as well. ``"auto"`` (the
             default): ``"relative"`` where no policy prior plays (the Smoorverliefd
-            variants; measured in the README: it gains most in Blinde Liefde), ``"own"``
+            variants; measured in docs/strength.md: it gains most in Blinde Liefde), ``"own"``
             where one does (Hearts, plain Smoorverliefd: the priors were distilled from
             a search of the seat's own points, and those rows were measured so).
     """
