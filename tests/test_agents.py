@@ -754,8 +754,11 @@ def test_ismcts_weighs_a_prior_in_the_units_of_its_value(monkeypatch, value, spa
 
     bonuses, biases = [], []
     bonus, walk = Prior.bonus, ismcts.ISMCTSAgent._walk
-    monkeypatch.setattr(Prior, "bonus", lambda self, *a: bonuses.append(bonus(self, *a))
-                        or bonuses[-1])
+    def spy_bonus(self, *args):
+        bonuses.append(bonus(self, *args))
+        return bonuses[-1]
+
+    monkeypatch.setattr(Prior, "bonus", spy_bonus)
 
     def spy(self, engine, node, rules, child, visits, total, avail, size, rng,
             root_bias=None, relative=False):
