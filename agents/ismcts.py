@@ -106,6 +106,19 @@ def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndar
     return 0.5 + (own - others) / scale
 
 
+def _unpack(sets: np.ndarray) -> np.ndarray:
+    """(n,) uint64 card sets as an (n, 52) bool array (``cards.mask_to_bool``, by bytes)."""
+    return np.unpackbits(sets.view(np.uint8).reshape(-1, 8), axis=1, count=C.NUM_CARDS,
+                         bitorder="little").view(bool)
+
+
+def _pack(flags: np.ndarray) -> np.ndarray:
+    """(n, 52) bool as (n,) uint64 card sets (``cards.bool_to_mask``, by bytes)."""
+    out = np.zeros((len(flags), 8), np.uint8)  # (n, 8) the sets' little-endian bytes
+    out[:, :7] = np.packbits(flags, axis=1, bitorder="little")
+    return out.view(np.uint64).reshape(-1)
+
+
 class _Drawn:
     """Hidden worlds drawn ahead (``sample_hidden``'s output, T per decision), handed out
     in consecutive slices of n per decision."""
@@ -461,13 +474,14 @@ class ISMCTSAgent(SearchAgent):
         if given, is added to the scores of the moves at the roots (nodes 0..D-1)."""
         here = node[walking]  # (n,)
         legal = st.legal[walking]  # (n,) uint64 card sets
-        kids = child[here]  # (n, 52)
-        held = C.mask_to_bool(legal)  # (n, 52)
-        exists = (kids >= 0) & held
-        np.add.at(avail, kids[exists], 1.0)  # every legal child was available
-        tried = C.bool_to_mask(exists)  # (n,) uint64
-        untried = legal & ~tried
         n = len(walking)
+        kids = child[here]  # (n, 52)
+        held = _unpack(legal)  # (n, 52)
+        exists = (kids >= 0) & held
+        row, col = np.nonzero(exists)  # (m,) every legal child that exists, by walk
+        ids = kids[row, col]  # (m,)
+        np.add.at(avail, ids, 1.0)  # every legal child was available
+        untried = legal & ~_pack(exists)  # (n,) uint64
         cards = np.empty(n, np.int64)
         expand = untried != 0
         # Expansion: the rollout policy's move if it is untried, else a random untried one.
@@ -480,20 +494,25 @@ class ISMCTSAgent(SearchAgent):
             words = untried[e].copy()
             pick = kth_set_bit(words, k, byte_prefix_counts(words), np.empty_like(words))
             cards[e] = np.where(own_untried, own, pick)
-        # Selection by UCB from the mover's point of view, with a little noise per walk.
+        # Selection by UCB from the mover's point of view, with a little noise per walk;
+        # scored only where a child exists (the others cannot be chosen).
         s = np.flatnonzero(~expand)
         if len(s):
-            ks = np.maximum(kids[s], 0)  # (ns, 52)
-            v = np.maximum(visits[ks], 1e-9)
-            score = total[ks] / v + self.exploration * np.sqrt(
-                np.log(np.maximum(avail[ks], 1.0)) / v)
-            if self.noise:
-                score = score + self.noise * rng.standard_normal(score.shape)
+            noise = rng.standard_normal((len(s), 52)) if self.noise else None  # (ns, 52)
+            on = ~expand[row]  # (m,) the children of the selecting walks
+            r, c, kid = row[on], col[on], ids[on]  # (ms,) walk, card, child
+            local = (np.cumsum(~expand) - 1)[r]  # (ms,) the walk's row among s
+            v = np.maximum(visits[kid], 1e-9)
+            score = total[kid] / v + self.exploration * np.sqrt(
+                np.log(np.maximum(avail[kid], 1.0)) / v)  # (ms,)
+            if noise is not None:
+                score = score + self.noise * noise[local, c]
             if root_bias is not None:
-                at_root = np.flatnonzero(here[s] < len(root_bias))
-                score[at_root] += root_bias[here[s][at_root]]
-            score = np.where(exists[s], score, -np.inf)
-            cards[s] = np.argmax(score, axis=1)
+                at_root = np.flatnonzero(here[r] < len(root_bias))
+                score[at_root] += root_bias[here[r[at_root]], c[at_root]]
+            full = np.full((len(s), 52), -np.inf)  # (ns, 52) -inf where no child
+            full[local, c] = score
+            cards[s] = np.argmax(full, axis=1)
         nodes = child[here, cards].astype(np.int64)  # (n,) -1 where new
         new = np.flatnonzero(nodes < 0)
         if len(new):  # one new node per distinct (node, card), shared by walks that chose it

@@ -63,7 +63,8 @@ class RolloutPolicy:
         if self.epsilon > 0.0:
             explore = rng.random(engine.batch_size) < self.epsilon
             explore &= engine.state.current_player != 0
-            moves = np.where(explore, engine.sample_legal(rng), moves)
+            rows = np.flatnonzero(explore)  # (k,) the draws of the others are still taken
+            moves[rows] = engine.sample_legal(rng, rows)
         return moves
 
 

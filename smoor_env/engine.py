@@ -693,12 +693,17 @@ class Engine(PlayPaths):
         return round_score(self.rules, won, dead, bids, cursed_suit)
 
     # ------------------------------------------------------------ sampling
-    def sample_legal(self, rng: np.random.Generator) -> np.ndarray:
+    def sample_legal(self, rng: np.random.Generator,
+                     rows: np.ndarray | None = None) -> np.ndarray:
         """(B,) int64 uniformly random legal action of each game (0 where the match is over).
 
         Each game takes one 32-bit draw ``r`` from ``rng`` (half a ``random_raw`` word)
         and picks the k-th legal action, k = (r * number legal) >> 32 (uniform up to a
         bias below 2**-26), with ``kth_set_bit``. No (B, 70) array and no nested ``where``.
+
+        ``rows`` (k,) int indices of games: only their actions (k,), the same as
+        ``sample_legal(rng)[rows]`` (every game's draw is still taken, so ``rng`` advances
+        as for the whole batch) at the cost of k games (a rollout's few random moves).
         """
         st, b = self.state, self.batch_size
         if b == 1:  # the same draw with Python ints: no numpy call overhead
@@ -710,19 +715,28 @@ class Engine(PlayPaths):
                 legal &= legal - 1  # drop the lowest set bit
             action = (legal & -legal).bit_length() - 1
             action += int(PHASE_ACTION_OFFSET[st.phase.item()])
-            return np.array([action if total else 0], np.int64)
+            one = np.array([action if total else 0], np.int64)
+            return one if rows is None else one[rows]
+        draw = rng.bit_generator.random_raw((b + 1) // 2).view(np.uint32)[:b]  # (B,) uint32
+        if rows is not None:
+            rows = np.asarray(rows, np.intp)  # (k,)
+            return self._kth_legal(st.legal[rows], draw[rows], st.phase[rows],
+                                   tuple(np.empty(len(rows), np.uint64) for _ in range(3)))
         if self._sample_buffers is None:
             self._sample_buffers = tuple(np.empty(b, np.uint64) for _ in range(3))
-        upto, k, scratch = self._sample_buffers  # (B,) uint64 each
-        legal = st.legal  # (B,) uint64
+        return self._kth_legal(st.legal, draw, st.phase, self._sample_buffers)
+
+    def _kth_legal(self, legal: np.ndarray, draw: np.ndarray, phase: np.ndarray,
+                   buffers: tuple[np.ndarray, ...]) -> np.ndarray:
+        """(n,) int64 the action ``draw`` (n,) uint32 picks among each (n,) legal set."""
+        upto, k, scratch = buffers  # (n,) uint64 each
         upto = byte_prefix_counts(legal, out=upto)  # byte j: set bits in bytes 0..j
-        total = np.right_shift(upto, U56, out=k)  # (B,) legal actions
-        draw = rng.bit_generator.random_raw((b + 1) // 2).view(np.uint32)[:b]  # (B,) uint32
+        total = np.right_shift(upto, U56, out=k)  # (n,) legal actions
         k = np.multiply(draw, total, out=k)
-        k = np.right_shift(k, U32, out=k)  # (B,) uniform 0..total-1
-        actions = kth_set_bit(legal, k, upto, scratch)  # (B,) int64 0..63
+        k = np.right_shift(k, U32, out=k)  # (n,) uniform 0..total-1
+        actions = kth_set_bit(legal, k, upto, scratch)  # (n,) int64 0..63
         if self._wide_actions:
-            actions += PHASE_ACTION_OFFSET.take(st.phase)
+            actions += PHASE_ACTION_OFFSET.take(phase)
         if self._lockstep is None:  # some matches may be over (no legal action): 0
             actions[legal == 0] = 0
         return actions

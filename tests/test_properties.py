@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -376,6 +377,24 @@ def test_sample_legal_is_uniform_over_the_legal_actions() -> None:
                 rank = (np.cumsum(mask[rows], axis=1)[np.arange(len(rows)), actions[rows]] - 1)
                 _assert_uniform(np.bincount(rank, minlength=13), 1 / 13, f"{rules}: ranks")
             engine.step(actions)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 64])
+def test_sample_legal_of_some_rows_is_those_rows_of_the_whole_batch(batch) -> None:
+    """``sample_legal(rng, rows)`` gives the actions ``sample_legal(rng)`` gives those
+    games, and leaves the generator where the whole batch's draw leaves it (a rollout
+    samples only its exploring games without changing any other game's moves)."""
+    for rules in (Rules(bidding=True), Rules(game="hearts", num_players=5)):
+        engine = Engine(rules, batch)
+        engine.reset(11)
+        pick = np.random.default_rng(batch)
+        for _ in range(30):
+            rows = np.flatnonzero(pick.random(batch) < 0.3)
+            whole, part = np.random.default_rng(5), np.random.default_rng(5)
+            expected = engine.sample_legal(whole)
+            np.testing.assert_array_equal(engine.sample_legal(part, rows), expected[rows])
+            assert whole.random() == part.random(), "the generators drifted apart"
+            engine.step(expected)
 
 
 @settings(max_examples=25, deadline=None)
