@@ -684,6 +684,19 @@ def test_ismcts_halving_runs_the_better_half_of_the_root_moves_on_each_round(
     actions = agent.act(obs, np.random.default_rng(2))
     assert obs["action_mask"][np.arange(len(live)), actions].all()
 
+@pytest.mark.parametrize("name", ["trump", "partners"])
+def test_ismcts_halving_root_decides_alike_whatever_the_walks(name):
+    """``walks`` sets the width of the UCB root's waves; a halving root's rounds are set
+    by ``iterations`` and the legal moves alone, so its decisions do not depend on it
+    (the Smoorverliefd variants' measured rows hold for any ``walks``)."""
+    engine = random_positions(RULE_SETS[name], 12, seed=4)
+    live = np.flatnonzero(~engine.state.match_over)
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    runs = [small_ismcts(root="halving", walks=walks).act(obs, np.random.default_rng(3))
+            for walks in (8, 16, 48)]
+    assert runs[0].tolist() == runs[1].tolist() == runs[2].tolist()
+
+
 @pytest.mark.parametrize("options", [{"iterations": 0}, {"walks": 0}, {"exploration": -1},
                                      {"rollout": "smart"}, {"seed_worlds": -1},
                                      {"time_budget": 0}, {"iterations": True},
