@@ -483,8 +483,8 @@ class ISMCTSAgent(SearchAgent):
         held = _unpack(legal)  # (n, 52)
         exists = (kids >= 0) & held
         row, col = np.nonzero(exists)  # (m,) every legal child that exists, by walk
-        ids = kids[row, col]  # (m,)
-        np.add.at(avail, ids, 1.0)  # every legal child was available
+        existing = kids[row, col]  # (m,) their nodes
+        np.add.at(avail, existing, 1.0)  # every legal child was available
         untried = legal & ~_pack(exists)  # (n,) uint64
         cards = np.empty(n, np.int64)
         expand = untried != 0
@@ -504,7 +504,7 @@ class ISMCTSAgent(SearchAgent):
         if len(s):
             noise = rng.standard_normal((len(s), 52)) if self.noise else None  # (ns, 52)
             on = ~expand[row]  # (m,) the children of the selecting walks
-            r, c, kid = row[on], col[on], ids[on]  # (ms,) walk, card, child
+            r, c, kid = row[on], col[on], existing[on]  # (ms,) walk, card, child
             local = (np.cumsum(~expand) - 1)[r]  # (ms,) the walk's row among s
             v = np.maximum(visits[kid], 1e-9)
             score = total[kid] / v + self.exploration * np.sqrt(

@@ -684,6 +684,7 @@ def test_ismcts_halving_runs_the_better_half_of_the_root_moves_on_each_round(
     actions = agent.act(obs, np.random.default_rng(2))
     assert obs["action_mask"][np.arange(len(live)), actions].all()
 
+
 @pytest.mark.parametrize("name", ["trump", "partners"])
 def test_ismcts_halving_root_decides_alike_whatever_the_walks(name):
     """``walks`` sets the width of the UCB root's waves; a halving root's rounds are set
