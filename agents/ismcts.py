@@ -106,19 +106,6 @@ def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndar
     return 0.5 + (own - others) / scale
 
 
-def _unpack(sets: np.ndarray) -> np.ndarray:
-    """(n,) uint64 card sets as an (n, 52) bool array (``cards.mask_to_bool``, by bytes)."""
-    return np.unpackbits(sets.view(np.uint8).reshape(-1, 8), axis=1, count=C.NUM_CARDS,
-                         bitorder="little").view(bool)
-
-
-def _pack(flags: np.ndarray) -> np.ndarray:
-    """(n, 52) bool as (n,) uint64 card sets (``cards.bool_to_mask``, by bytes)."""
-    out = np.zeros((len(flags), 8), np.uint8)  # (n, 8) the sets' little-endian bytes
-    out[:, :7] = np.packbits(flags, axis=1, bitorder="little")
-    return out.view(np.uint64).reshape(-1)
-
-
 class _Drawn:
     """Hidden worlds drawn ahead (``sample_hidden``'s output, T per decision), handed out
     in consecutive slices of n per decision."""
@@ -480,12 +467,12 @@ class ISMCTSAgent(SearchAgent):
         legal = st.legal[walking]  # (n,) uint64 card sets
         n = len(walking)
         kids = child[here]  # (n, 52)
-        held = _unpack(legal)  # (n, 52)
+        held = C.mask_to_bool(legal)  # (n, 52)
         exists = (kids >= 0) & held
         row, col = np.nonzero(exists)  # (m,) every legal child that exists, by walk
         existing = kids[row, col]  # (m,) their nodes
         np.add.at(avail, existing, 1.0)  # every legal child was available
-        untried = legal & ~_pack(exists)  # (n,) uint64
+        untried = legal & ~C.bool_to_mask(exists)  # (n,) uint64
         cards = np.empty(n, np.int64)
         expand = untried != 0
         # Expansion: the rollout policy's move if it is untried, else a random untried one.
