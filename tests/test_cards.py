@@ -155,6 +155,31 @@ def test_mask_helpers_full_64_bits() -> None:
     assert C.mask_to_bool(mask, width=64).all()
 
 
+@given(
+    st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=9),
+    st.integers(1, 64),
+)
+def test_mask_to_bool_reads_bit_i_as_element_i(values: list[int], width: int) -> None:
+    # every other column of a 2-D array: a strided view, as `legal[rows, 1]` is
+    grid = np.array([[v, 0] for v in values], dtype=np.uint64)
+    flags = C.mask_to_bool(grid[:, 0], width)
+    assert flags.shape == (len(values), width)
+    for row, value in zip(flags, values, strict=True):
+        assert row.tolist() == [bool(value >> i & 1) for i in range(width)]
+    low = [v & ((1 << width) - 1) for v in values]
+    assert C.bool_to_mask(flags).tolist() == low
+
+
+def test_mask_helpers_on_an_empty_batch() -> None:
+    assert C.mask_to_bool(np.zeros(0, np.uint64)).shape == (0, C.NUM_CARDS)
+    assert C.bool_to_mask(np.zeros((0, C.NUM_CARDS), bool)).shape == (0,)
+
+
+def test_bool_to_mask_refuses_more_than_64_flags() -> None:
+    with pytest.raises(ValueError, match="at most 64 flags"):
+        C.bool_to_mask(np.ones((2, 65), bool))
+
+
 # ------------------------------------------------------------------ Rules
 
 
