@@ -108,7 +108,8 @@ def mask_to_bool(masks: np.ndarray, width: int = NUM_CARDS) -> np.ndarray:
     every bit position from a batch of about a hundred masks up.
     """
     m = np.asarray(masks, dtype="<u8")
-    octets = np.ascontiguousarray(m.reshape(-1)).view(np.uint8)  # (size * 8,)
+    # (size * 8,); contiguous first: reshape keeps a 1-D strided input a strided view
+    octets = np.ascontiguousarray(m.reshape(-1)).view(np.uint8)
     bits = np.unpackbits(
         octets.reshape(m.shape + (8,)), axis=-1, count=width, bitorder="little"
     )  # S + (width,) uint8
