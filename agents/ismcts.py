@@ -69,7 +69,7 @@ from smoor_env.rules import Rules
 from smoor_env.state import Phase
 
 # ``belief="auto"`` where hearts are trump (met Troef): worlds weighed by the greedy model
-# of the other seats' play (docs/strength.md, "Weighed worlds by default in met Troef").
+# of the other seats' play (docs/strength.md, "Weighed worlds in met Troef").
 AUTO_TRUMP_BELIEF = "greedy:0.3"
 
 
