@@ -68,10 +68,6 @@ from smoor_env.bits import byte_prefix_counts, kth_set_bit
 from smoor_env.rules import Rules
 from smoor_env.state import Phase
 
-# ``belief="auto"`` where hearts are trump (met Troef): worlds weighed by the greedy model
-# of the other seats' play (docs/strength.md, "Weighed worlds in met Troef").
-AUTO_TRUMP_BELIEF = "greedy:0.3"
-
 
 def _value_scale(rules: Rules) -> float:
     """What values are divided by: the most hearts points a seat can take in a round,
@@ -156,9 +152,6 @@ class ISMCTSAgent(SearchAgent):
             carry; default: read from the observation.
         belief: how worlds are sampled (``agents.search.Belief``): ``"uniform"``, or
             ``"greedy:EPS"``: weighed by the likelihood of the other seats' plays.
-            ``"auto"``: ``"greedy:0.3"`` where hearts are trump (met Troef, where
-            docs/strength.md measured it against uniform worlds), ``"uniform"``
-            elsewhere.
         belief_candidates: with a weighed belief, candidate worlds drawn per world kept.
         prior: an agent spec with a ``log_policy`` (a trained policy, e.g.
             ``"ppo:checkpoint=ppo_hearts"``): at the root, ``prior_weight`` times its
@@ -235,10 +228,7 @@ class ISMCTSAgent(SearchAgent):
         if not isinstance(seed_worlds, int | np.integer) or seed_worlds < 0:
             raise ValueError(f"seed_worlds must be an int >= 0, got {seed_worlds!r}")
         self.seed_worlds = int(seed_worlds)
-        self.belief = str(belief)
-        self._beliefs = ({"uniform": Belief("uniform", belief_candidates),
-                          "trump": Belief(AUTO_TRUMP_BELIEF, belief_candidates)}
-                         if self.belief == "auto" else {"any": Belief(belief, belief_candidates)})
+        self.belief = Belief(belief, belief_candidates)
         self.rollout, self.time_budget, self.rules = rollout, time_budget, rules
         self._playouts = Playouts(RolloutPolicy(rollout))
         self._prior = Prior(prior, prior_weight)
@@ -258,13 +248,6 @@ class ISMCTSAgent(SearchAgent):
                 actions[rows] = self._mc.act({"observation": obs[rows],
                                               "action_mask": mask[rows]}, rng)
         return actions
-
-    def _belief_of(self, rules: Rules) -> Belief:
-        """How worlds are sampled in ``rules`` (``belief``; ``"auto"``: weighed where
-        hearts are trump)."""
-        if self.belief != "auto":
-            return self._beliefs["any"]
-        return self._beliefs["trump" if rules.trump_hearts else "uniform"]
 
     def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
                 rng: np.random.Generator, bonus: np.ndarray | None = None) -> np.ndarray:
@@ -318,14 +301,13 @@ class ISMCTSAgent(SearchAgent):
                      else bonus[:, :52] / _points_per_value(rules, relative))
         # A weighed belief draws its candidate worlds and their likelihoods once; the
         # first wave and each later one pick their worlds from them afresh.
-        belief = self._belief_of(rules)
-        pool = belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform
+        pool = self.belief.pool(know, rules, max(m, self.seed_worlds), rng)  # None: uniform
         # Uniform worlds: drawn for the whole search in one call (the sampler's cost is
         # mostly per call, per card of the deck), then handed out wave by wave.
         drawn = None if pool is not None else \
             _Drawn(sample_hidden(know, rules, self.seed_worlds + waves * m, rng), d)
         if self.seed_worlds:
-            hidden = belief.pick(pool, d, self.seed_worlds, rng) if pool is not None \
+            hidden = self.belief.pick(pool, d, self.seed_worlds, rng) if pool is not None \
                 else drawn.next(self.seed_worlds)
             size = self._seed_root(know, mask, rules, play_rules, child, visits, total, avail,
                                    size, rng, hidden, relative)
@@ -333,7 +315,7 @@ class ISMCTSAgent(SearchAgent):
             if (self.time_budget is not None and wave
                     and time.perf_counter() - start > self.time_budget):
                 break
-            hidden = belief.pick(pool, d, m, rng) if pool is not None else drawn.next(m)
+            hidden = self.belief.pick(pool, d, m, rng) if pool is not None else drawn.next(m)
             engine.install(build_worlds(know, rules, m, rng, hidden=hidden))
             size, _ = self._walk(engine, root_of.copy(), rules, child, visits, total, avail,
                                  size, rng, root_bias, relative)
@@ -377,7 +359,6 @@ class ISMCTSAgent(SearchAgent):
         size = d + len(dec)
         alive = np.ones(len(dec), bool)  # (A,) root moves still running
         play_rules = rollout_rules(rules)
-        belief = self._belief_of(rules)
         for r in range(int(rounds.max())):
             if (self.time_budget is not None and r
                     and time.perf_counter() - start > self.time_budget):
@@ -389,9 +370,9 @@ class ISMCTSAgent(SearchAgent):
                    if halving else np.full(d, k))  # (D,) worlds a move this round
             most = int(per[on].max())
             part = {key: value[on] for key, value in know.items()}
-            pool = belief.pool(part, rules, most, rng)  # None: uniform
+            pool = self.belief.pool(part, rules, most, rng)  # None: uniform
             hidden = sample_hidden(part, rules, most, rng) if pool is None else \
-                belief.pick(pool, len(on), most, rng)
+                self.belief.pick(pool, len(on), most, rng)
             worlds = build_worlds(part, rules, most, rng, hidden=hidden)  # (n * most,)
             count = per[dec[pairs]]  # (a,) worlds of each running move
             pair = np.repeat(pairs, count)  # (N,) root move of each game

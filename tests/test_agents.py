@@ -398,28 +398,6 @@ def test_bad_beliefs_are_clear_errors(spec, candidates):
         make_agent("mc", belief=spec, belief_candidates=candidates)
 
 
-@pytest.mark.parametrize("name", ["trump", "smoor-4", "pips", "bidding", "hearts-4-no-pass"])
-def test_ismcts_auto_belief_weighs_worlds_where_hearts_are_trump_only(name):
-    """``belief="auto"`` decides as ``"greedy:0.3"`` in met Troef and as
-    ``"uniform"`` in every other rule set, decision for decision."""
-    rules = RULE_SETS[name]
-    engine = random_positions(rules, 24, seed=3)
-    obs = observations(engine)
-    play = (engine.state.phase == Phase.PLAY) & (engine.legal_mask.sum(axis=1) > 1)
-    assert play.sum() >= 8
-    decide = {spec: small_ismcts(belief=spec).act(obs, np.random.default_rng(7))
-              for spec in ("auto", "greedy:0.3", "uniform")}
-    same = "greedy:0.3" if rules.trump_hearts else "uniform"
-    assert decide["auto"].tolist() == decide[same].tolist()
-    if rules.trump_hearts:  # and the two beliefs do decide differently there
-        assert (decide["greedy:0.3"] != decide["uniform"])[play].any()
-
-
-def test_only_ismcts_has_an_auto_belief():
-    with pytest.raises(ValueError, match="belief"):
-        make_agent("mc", belief="auto")
-
-
 # ------------------------------------------------------------------ no peeking
 def _swap_hidden(state, seat: int, rng: np.random.Generator):
     """A copy with two hidden cards of one suit swapped between two other seats (voids kept:
