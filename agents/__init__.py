@@ -1,6 +1,6 @@
 """Baseline agents behind one batched protocol (see ``agents.base``).
 
-``ppo`` (``agents.policy``, a trained policy) plays in numpy; training it needs PyTorch
+``ppo`` (``agents.ppo``, a trained policy) plays in numpy; training it needs PyTorch
 (the ``rl`` extra). ``rllib`` (``agents.rllib``, a policy trained with RLlib) needs Ray
 (the ``ray`` extra): it is registered here by a factory that imports it only when the
 agent is created.
@@ -12,7 +12,7 @@ from agents.base import Agent, agent_names, build_agent, make_agent, parse_agent
 from agents.greedy import GreedyAgent
 from agents.ismcts import ISMCTSAgent
 from agents.mc import MCAgent
-from agents.policy import PPOAgent
+from agents.ppo import PPOAgent
 from agents.random_agent import RandomAgent
 
 

@@ -4,7 +4,7 @@ An agent takes a batch of observations as the environments give them, a dict
 with ``"observation"`` (B, D) float32 and ``"action_mask"`` (B, 70) bool or int8,
 and a ``numpy.random.Generator``, and returns (B,) legal action ids. The same
 object plays in the PettingZoo environment (B = 1), the Gymnasium environments
-and the experiments. The table that plays them (``smoor_env.table``) adds
+and the experiments. The table that plays them (``smoor_env.envs.agent_loop``) adds
 ``"games"`` (B,) int64, the rows' games in its batch, and ``"seats"`` (B,) the seats
 to act (a league that draws its opponents per game reads them; other agents ignore
 them). Agents see only the observation: never the engine state.

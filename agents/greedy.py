@@ -54,10 +54,10 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import check_mask, pack_mask, register
-from smoor_env import cards as C
+from smoor_env.core import cards as C
+from smoor_env.core.state import Phase
+from smoor_env.core.tricks import trick_strength_table
 from smoor_env.observation import decode
-from smoor_env.play import trick_strength_table
-from smoor_env.state import Phase
 
 _SUIT = C.SUIT_MASKS  # (4,) uint64
 _HEARTS = np.uint64(C.HEART_MASK)

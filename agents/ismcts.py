@@ -63,10 +63,10 @@ from agents.search import (
     rollout_rules,
     sample_hidden,
 )
-from smoor_env import cards as C
-from smoor_env.bits import byte_prefix_counts, kth_set_bit
-from smoor_env.rules import Rules
-from smoor_env.state import Phase
+from smoor_env.core import cards as C
+from smoor_env.core.bits import byte_prefix_counts, kth_set_bit
+from smoor_env.core.rules import Rules
+from smoor_env.core.state import Phase
 
 
 def _value_scale(rules: Rules) -> float:

@@ -67,11 +67,11 @@ from typing import Any
 import numpy as np
 
 from agents.base import build_agent, register
-from agents.policy import PPOAgent, shipped_policy_for
+from agents.ppo import PPOAgent, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
-from smoor_env.rules import Rules
-from smoor_env.state import PHASE_ACTION_OFFSET, Phase
+from smoor_env.core.rules import Rules
+from smoor_env.core.state import PHASE_ACTION_OFFSET, Phase
 
 _BID, _CURSE = int(PHASE_ACTION_OFFSET[Phase.BID]), int(PHASE_ACTION_OFFSET[Phase.CURSE])
 
@@ -96,7 +96,7 @@ class Prior:
     ``spec`` is an agent spec with a ``log_policy`` (e.g. ``"ppo:checkpoint=ppo_hearts"``),
     played in every rule set; ``"auto"``: in each rule set the shipped checkpoint trained
     on it, or on the same tricks with another player count or passing
-    (``agents.policy.shipped_policy_for``), none where no checkpoint was; None: none.
+    (``agents.ppo.shipped_policy_for``), none where no checkpoint was; None: none.
     """
 
     def __init__(self, spec: str | None, weight: float) -> None:

@@ -1,128 +1,345 @@
-"""The trained policy's network in PyTorch (the ``rl`` extra): ``PolicyNet``, and the
-checkpoints ``experiments/train_ppo.py`` writes and reads.
+"""``ppo``: a policy trained by ``experiments/train_ppo.py``, played in numpy from its
+checkpoint (no PyTorch needed to play; training needs the ``rl`` extra).
 
-Playing a checkpoint needs no torch: the ``ppo`` agent (``agents.policy.PPOAgent``,
-re-exported here) runs the same network in numpy (``agents.policy.NumpyPolicyNet``).
-A checkpoint is a ``torch.save`` dict: ``"model"`` (the ``PolicyNet`` state dict),
-``"hidden"`` (layer sizes), ``"card_head"`` (0: none; see ``PolicyNet``) and ``"args"``
-(the training ``Args`` as a dict).
+    make_agent("ppo")                                    # checkpoints/ppo_smoorverliefd.pt
+    make_agent("ppo", checkpoint="ppo_hearts")           # a shipped checkpoint by name
+    make_agent("ppo", checkpoint="runs/x/model.pt", sample=True)   # or any file
+    python -m experiments.win_rates --agents ppo:checkpoint=ppo_hearts \\
+        random greedy mc --players 4 --rule-sets hearts
+
+Shipped checkpoints (``checkpoints/<name>.pt``, see README "Reinforcement learning"):
+``ppo_smoorverliefd`` (Smoorverliefd, 3, 4 and 5 players) and ``ppo_hearts`` (Hearts with
+passing, 4 players).
+
+A checkpoint is a ``torch.save`` dict (``agents.policy_net.save_checkpoint``): ``"model"`` (the
+``PolicyNet`` state dict), ``"hidden"`` (layer sizes), ``"card_head"`` (0: none) and
+``"args"`` (the training ``Args`` as a dict). ``read_checkpoint`` reads such a file
+without torch, with a restricted unpickler (tensors and plain containers only, as
+``torch.load(weights_only=True)`` allows), and ``NumpyPolicyNet`` computes the same
+logits as ``agents.policy_net.PolicyNet`` (``tests/test_rl.py`` checks them against torch on
+the shipped checkpoints). The card head's features (``card_features``) have their one
+home here; the torch network calls the same function.
 """
 
 from __future__ import annotations
 
+import functools
+import pickle
+import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
-from torch import nn
+from scipy.special import log_softmax
+from threadpoolctl import ThreadpoolController
 
-from agents.policy import (
-    CARD_FEATURES,
-    CHECKPOINT_DIR,
-    DEFAULT_CHECKPOINT,
-    MASKED_LOGIT,
-    PPOAgent,
-    card_features,
-    resolve_checkpoint,
-    shipped_checkpoints,
-)
-from smoor_env.observation import OBSERVATION_SIZE
-from smoor_env.state import NUM_ACTIONS
+from agents.base import check_mask, register
+from smoor_env.core.rules import Rules
+from smoor_env.observation import MAX_SEATS, SLICES
 
-__all__ = ["CHECKPOINT_DIR", "DEFAULT_CHECKPOINT", "MASKED_LOGIT", "CardFeatures", "PPOAgent",
-           "PolicyNet", "load_checkpoint", "save_checkpoint", "shipped_checkpoints"]
+#: Folder of the shipped checkpoints; ``checkpoint="<name>"`` loads ``<name>.pt`` from it.
+CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
+#: The checkpoint played by default (Smoorverliefd, 3, 4 and 5 players).
+DEFAULT_CHECKPOINT = "ppo_smoorverliefd"
+
+#: Logit of illegal actions (large negative, finite: no NaN when a row has no legal action).
+MASKED_LOGIT = -1e8
+
+_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
+           "LongStorage": np.int64, "IntStorage": np.int32, "BoolStorage": np.bool_}
 
 
-class PolicyNet(nn.Module):
-    """Shared MLP trunk with a policy head (70 logits) and a value head.
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The dict a ``torch.save`` zip file holds, tensors as numpy arrays, without torch.
 
-    It reads the first ``obs_size`` features of an observation: blocks added at the end of
-    the layout later leave a trained network's input unchanged.
+    Only tensors (any of the storages in ``_DTYPES``) and plain Python containers are
+    accepted; anything else in the pickle is a ``pickle.UnpicklingError`` naming it.
+    """
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        pickled = [name for name in names if name.endswith("/data.pkl")]
+        if len(pickled) != 1:
+            raise ValueError(f"{path} is not a torch.save file (no single data.pkl inside)")
+        root = pickled[0][:-len("data.pkl")]
+        order = archive.read(root + "byteorder").decode() if root + "byteorder" in names \
+            else "little"
+        endian = "<" if order == "little" else ">"
+        storages: dict[str, np.ndarray] = {}
 
-    ``card_head`` > 0 adds a head shared by the 52 cards: for every card, its own
-    features (``CardFeatures``: where it is, seat by seat, and how it ranks among the
-    cards of its suit still out) and a ``card_head``-wide summary of the trunk go through
-    one small MLP to one logit, added to that card's logit of the linear head. What it
-    learns about one card then carries over to the others. Needs the whole layout.
+        def storage(key: str, dtype: type) -> np.ndarray:
+            if key not in storages:
+                raw = archive.read(f"{root}data/{key}")
+                storages[key] = np.frombuffer(raw, np.dtype(dtype).newbyteorder(endian))
+            return storages[key]
+
+        class Unpickler(pickle.Unpickler):
+            def find_class(self, module: str, name: str) -> Any:
+                if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+                    return _rebuild_tensor
+                if (module, name) == ("collections", "OrderedDict"):
+                    return dict
+                if module == "torch" and name in _DTYPES:
+                    return _DTYPES[name]
+                raise pickle.UnpicklingError(f"{path}: {module}.{name} is not allowed in a "
+                                             f"checkpoint (tensors and containers only)")
+
+            def persistent_load(self, pid: tuple) -> np.ndarray:
+                kind, dtype, key, _device, _numel = pid
+                if kind != "storage" or dtype not in _DTYPES.values():
+                    raise pickle.UnpicklingError(f"{path}: unknown storage {pid!r}")
+                return storage(str(key), dtype)
+
+        with archive.open(pickled[0]) as file:
+            return Unpickler(file).load()
+
+
+def _rebuild_tensor(storage: np.ndarray, offset: int, size: tuple, stride: tuple,
+                    *_: Any) -> np.ndarray:
+    """``torch._utils._rebuild_tensor_v2`` in numpy: a (copied, native-order) array."""
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    last = offset + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+    if min(size, default=1) > 0 and not (offset >= 0 and min(stride, default=0) >= 0
+                                         and last < len(storage)):
+        raise pickle.UnpicklingError(f"a tensor of size {size} and stride {stride} at offset "
+                                     f"{offset} does not fit its storage of {len(storage)}")
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
+                                           strides=tuple(s * item for s in stride))
+    return np.array(view, dtype=storage.dtype.newbyteorder("="))
+
+
+def _card_columns() -> np.ndarray:
+    """(52, 19) observation columns of each card: hand, trick by seat, played by seat,
+    won by seat, passed, received, the trick it was played in."""
+    cols = [SLICES["hand"].start + np.arange(52)]
+    for block in ("current_trick", "played", "won"):
+        cols += [SLICES[block].start + seat * 52 + np.arange(52) for seat in range(MAX_SEATS)]
+    cols += [SLICES[block].start + np.arange(52) for block in ("passed", "received",
+                                                               "card_trick")]
+    return np.stack(cols, 1)
+
+
+_COLUMNS = _card_columns()  # (52, 19)
+_SUIT, _RANK = np.arange(52) // 13, np.arange(52) % 13
+_SAME = _SUIT[:, None] == _SUIT[None, :]  # (52, 52) [j, c]: same suit
+_ABOVE = (_SAME & (_RANK[:, None] > _RANK[None, :])).astype(np.float32)  # [j, c]: j above c
+_BELOW = (_SAME & (_RANK[:, None] < _RANK[None, :])).astype(np.float32)  # [j, c]: j below c
+_CONSTANT = np.concatenate([np.eye(4)[_SUIT], _RANK[:, None] / 12.0], 1).astype(np.float32)
+#: Features per card (``card_features``' last axis).
+CARD_FEATURES = _COLUMNS.shape[1] + _CONSTANT.shape[1] + 4
+
+
+def card_features(obs: np.ndarray) -> np.ndarray:
+    """(B, 52, CARD_FEATURES) float32: what the observation (B, OBS) says about each card,
+    the same features for every card: its place (in the hand, in the trick by seat, played
+    by seat, won by seat, passed, received, the trick it was played in), its suit and rank,
+    and how it stands in its suit: the cards of the suit still out (not held, not played)
+    above and below it, the suit's cards in the hand, and whether a higher card of its suit
+    is in the trick."""
+    obs = np.asarray(obs, np.float32)
+    own = obs[:, _COLUMNS]  # (B, 52, 19)
+    hand = own[:, :, 0]  # (B, 52)
+    trick = own[:, :, 1:1 + MAX_SEATS].sum(2)  # (B, 52)
+    played = own[:, :, 1 + MAX_SEATS:1 + 2 * MAX_SEATS].sum(2)  # (B, 52)
+    out = np.maximum(1 - hand - played, 0)  # (B, 52) not held, not played
+    derived = np.stack([out @ _ABOVE / 12, out @ _BELOW / 12, hand @ _SAME.astype(np.float32)
+                        / 13, (trick @ _ABOVE > 0).astype(np.float32)], 2)  # (B, 52, 4)
+    constant = np.broadcast_to(_CONSTANT, (len(obs), 52, _CONSTANT.shape[1]))
+    return np.concatenate([own, constant, derived], 2)
+
+
+class NumpyPolicyNet:
+    """``agents.policy_net.PolicyNet``'s policy in numpy, from a checkpoint's state dict.
+
+    Args:
+        state: the ``"model"`` state dict of a checkpoint (``read_checkpoint``).
+        hidden: the trunk's layer widths (the checkpoint's ``"hidden"``).
+        card_head: the card head's width (the checkpoint's ``"card_head"``; 0: none).
     """
 
-    def __init__(self, hidden: tuple[int, ...] = (256, 256),
-                 obs_size: int = OBSERVATION_SIZE, num_actions: int = NUM_ACTIONS,
+    def __init__(self, state: dict[str, np.ndarray], hidden: tuple[int, ...],
                  card_head: int = 0) -> None:
-        super().__init__()
-        if card_head and obs_size != OBSERVATION_SIZE:
-            raise ValueError(f"card_head needs the whole observation ({OBSERVATION_SIZE} "
-                             f"values), got obs_size={obs_size}")
-        layers: list[nn.Module] = []
-        size = obs_size
-        for width in hidden:
-            layers += [_init(nn.Linear(size, width)), nn.ReLU()]
-            size = width
-        self.trunk = nn.Sequential(*layers)
-        self.policy = _init(nn.Linear(size, num_actions), std=0.01)
-        self.value = _init(nn.Linear(size, 1), std=1.0)
-        self.hidden = tuple(hidden)
-        self.obs_size = obs_size
+        def layer(name: str) -> tuple[np.ndarray, np.ndarray]:  # (in, out), (out,)
+            return (np.ascontiguousarray(state[name + ".weight"].T, np.float32),
+                    state[name + ".bias"].astype(np.float32))
+
+        self.trunk = [layer(f"trunk.{2 * i}") for i in range(len(hidden))]
+        self.policy = layer("policy")
+        self.obs_size = (self.trunk[0] if self.trunk else self.policy)[0].shape[0]
         self.card_head = int(card_head)
         if self.card_head:
-            self.cards = CardFeatures()
-            self.context = _init(nn.Linear(size, card_head))
-            self.per_card = nn.Sequential(
-                _init(nn.Linear(self.cards.size + card_head, card_head)), nn.ReLU(),
-                _init(nn.Linear(card_head, 1), std=0.01))
+            self.context = layer("context")
+            self.per_card = [layer("per_card.0"), layer("per_card.2")]
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, 70) masked logits and (B,) values; ``mask`` is (B, 70) bool legal actions."""
-        h = self.trunk(obs[:, :self.obs_size])
-        logits = self.policy(h)
-        if self.card_head:
-            feats = self.cards(obs)  # (B, 52, F)
-            ctx = torch.relu(self.context(h))[:, None, :].expand(-1, 52, -1)  # (B, 52, C)
-            card = self.per_card(torch.cat([feats, ctx], dim=2)).squeeze(-1)  # (B, 52)
-            logits = torch.cat([logits[:, :52] + card, logits[:, 52:]], dim=1)
-        logits = logits.masked_fill(~mask, MASKED_LOGIT)
-        return logits, self.value(h).squeeze(-1)
+    @classmethod
+    def load(cls, path: str | Path) -> tuple[NumpyPolicyNet, dict[str, Any]]:
+        """(network, training args) of a checkpoint file."""
+        data = read_checkpoint(path)
+        net = cls(data["model"], tuple(data["hidden"]), int(data.get("card_head", 0)))
+        return net, dict(data.get("args", {}))
 
-    @torch.no_grad()
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """(B, 70) numpy masked logits of numpy observations (B, OBS) and bool masks
-        (B, 70): what ``agents.policy.PPOAgent`` plays (``net=``)."""
-        return self(torch.as_tensor(obs), torch.as_tensor(mask))[0].numpy()
+        """(B, 70) float32 logits of the observations (B, OBS), MASKED_LOGIT where ``mask``
+        (B, 70) bool is False."""
+        obs = np.asarray(obs, np.float32)
+        h = obs[:, :self.obs_size]
+        for weight, bias in self.trunk:
+            h = np.maximum(h @ weight + bias, 0)  # (B, width)
+        logits = h @ self.policy[0] + self.policy[1]  # (B, 70)
+        if self.card_head:
+            ctx = np.maximum(h @ self.context[0] + self.context[1], 0)  # (B, C)
+            feats = card_features(obs)  # (B, 52, F)
+            (w1, b1), (w2, b2) = self.per_card
+            b, f = len(obs), feats.shape[2]
+            # The first layer split: card features (shared) plus the context (per game);
+            # 2-D products (stacked 3-D ones miss BLAS).
+            per_card = (feats.reshape(b * 52, f) @ w1[:f]).reshape(b, 52, -1)  # (B, 52, C)
+            hidden = np.maximum(per_card + (ctx @ w1[f:])[:, None, :] + b1, 0)
+            card = hidden.reshape(b * 52, -1) @ w2  # (B * 52, 1)
+            logits[:, :52] += card.reshape(b, 52) + b2  # (B, 52)
+        return np.where(mask, logits, np.float32(MASKED_LOGIT))
 
 
-class CardFeatures(nn.Module):
-    """(B, 52, F) what the observation says about each card: ``agents.policy.card_features``
-    (no parameters: computed in numpy, the one home of the features)."""
-
-    size = CARD_FEATURES
-
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.from_numpy(card_features(obs.detach().cpu().numpy())).to(obs.device)
+def shipped_checkpoints() -> list[str]:
+    """Names of the checkpoints shipped in ``checkpoints/`` (what ``checkpoint=`` accepts
+    besides a path)."""
+    return sorted(path.stem for path in CHECKPOINT_DIR.glob("*.pt"))
 
 
-def _init(layer: nn.Linear, std: float = 2 ** 0.5) -> nn.Linear:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.zeros_(layer.bias)
-    return layer
+def resolve_checkpoint(checkpoint: str | Path) -> Path:
+    """The file of ``checkpoint``: a shipped checkpoint's name (``"ppo_hearts"`` is
+    ``checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to the
+    repository."""
+    path = Path(checkpoint)
+    named = CHECKPOINT_DIR / f"{checkpoint}.pt"
+    if path.name == str(checkpoint) and not path.suffix and named.exists():
+        return named
+    if not path.exists() and not path.is_absolute():
+        repo = CHECKPOINT_DIR.parent / path
+        if repo.exists():
+            return repo
+    if not path.exists():
+        raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
+                                f"shipped checkpoint name ({', '.join(shipped_checkpoints())})")
+    return path
 
 
-def save_checkpoint(path: str | Path, net: PolicyNet, args: dict[str, Any]) -> None:
-    """Write a checkpoint ``PPOAgent`` can load (state dict, layer sizes, training args)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-    torch.save({"model": state, "hidden": list(net.hidden), "card_head": net.card_head,
-                "args": args}, path)
+def training_rules(args: Mapping[str, Any], players: int, single_round: bool | None = None
+                   ) -> Rules:
+    """The rules ``train_ppo`` trains on for ``players``, from its arguments (``Args``, or
+    a checkpoint's ``"args"``): single rounds if ``single_round`` (default
+    ``args["single_round"]``)."""
+    options: dict[str, Any] = {"game": args["game"], "num_players": players}
+    if args["game"] == "smoorverliefd":
+        options.update({key: args[key] for key in ("trump_hearts", "bidding", "partners",
+                                                   "pip_scoring")})
+    if args["single_round"] if single_round is None else single_round:
+        options["target_score"] = None
+    return Rules(**options)
 
 
-def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
-    """(network in eval mode, training args) from a checkpoint file."""
-    path = resolve_checkpoint(path)
-    data = torch.load(path, map_location="cpu", weights_only=True)
-    first = "trunk.0.weight" if data["hidden"] else "policy.weight"  # (width, obs_size)
-    net = PolicyNet(tuple(data["hidden"]), obs_size=data["model"][first].shape[1],
-                    card_head=int(data.get("card_head", 0)))
-    net.load_state_dict(data["model"])
-    net.eval()
-    return net, dict(data.get("args", {}))
+def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
+    """The name of the shipped checkpoint trained on ``rules`` (compared as one round:
+    any target score); else, if ``related``, one trained on the same tricks: the same
+    game and rules of play and scoring, differing only in the player count and in
+    Hearts' passing (which change the deal and the hands, not how a trick is won or
+    what it scores), one trained at this player count first; else None.
+
+    So ``ppo_hearts`` (4-player Hearts with passing) is also the policy of 3-player
+    Hearts and of 4-player Hearts without passing, ``ppo_hearts5`` (5 players) that of
+    5-player Hearts without passing, while the Smoorverliefd variants
+    (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
+    policy misleads the search (measured in the README's "Agents' strength").
+    """
+    trained = {name: PPOAgent(name).train_args for name in shipped_checkpoints()}
+
+    def like(args: Mapping[str, Any], **fields: Any) -> Rules | None:
+        """The checkpoint's training rules (one round) with these fields of ``rules``;
+        None where they make no game (partners: 4 players only)."""
+        try:
+            return training_rules(args, args["num_players"][0], True).replace(
+                target_score=rules.target_score, num_players=rules.num_players, **fields)
+        except ValueError:
+            return None
+
+    for name, args in trained.items():
+        if rules.num_players in args["num_players"] and like(args) == rules:
+            return name
+    deal = {"passing": rules.passing} if rules.is_hearts else {}
+    # Among related checkpoints, one trained at this player count comes first.
+    for name, args in sorted(trained.items(),
+                             key=lambda item: rules.num_players not in item[1]["num_players"]):
+        if related and args["game"] == rules.game and like(args, **deal) == rules:
+            return name
+    return None
+
+
+_CACHE: dict[str, tuple[NumpyPolicyNet, dict[str, Any]]] = {}
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The BLAS thread pools, found on first use (it scans the loaded libraries)."""
+    return ThreadpoolController()
+
+
+@register("ppo")
+class PPOAgent:
+    """Plays a trained policy through the batched agent protocol.
+
+    Args:
+        checkpoint: a shipped checkpoint's name (``"ppo_smoorverliefd"``, the default, or
+            ``"ppo_hearts"``: ``checkpoints/<name>.pt``) or a checkpoint file's path,
+            played by ``NumpyPolicyNet``.
+        sample: sample from the policy instead of playing its most likely action.
+        threads: BLAS threads of the forward pass (default 1: a decision stays on one
+            core, and idle BLAS threads do not spin beside the search's numpy work);
+            0 leaves numpy's setting alone.
+        net: play this network instead of ``checkpoint``: anything with
+            ``logits(obs, mask) -> (B, 70)`` numpy logits (``agents.policy_net.PolicyNet`` has
+            it: self-play in ``train_ppo`` plays the network being trained).
+    """
+
+    name = "ppo"
+    uses_observation = True
+
+    def __init__(self, checkpoint: str = DEFAULT_CHECKPOINT, sample: bool = False,
+                 threads: int = 1, net: Any = None) -> None:
+        if not isinstance(threads, int | np.integer) or isinstance(threads, bool) \
+                or threads < 0:
+            raise ValueError(f"threads must be an int >= 0, got {threads!r}")
+        self.threads = int(threads)
+        if net is None:
+            key = str(resolve_checkpoint(checkpoint).resolve())
+            if key not in _CACHE:
+                _CACHE[key] = NumpyPolicyNet.load(key)
+            net, self.train_args = _CACHE[key]
+        else:
+            self.train_args = {}
+        self.net = net
+        self.sample = bool(sample)
+        self.checkpoint = checkpoint
+
+    def _logits(self, observations: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The checked (B, 70) bool mask and the network's (B, 70) masked logits."""
+        mask = check_mask(observations)
+        obs = np.asarray(observations["observation"], np.float32)
+        if not self.threads:
+            return mask, np.asarray(self.net.logits(obs, mask))
+        with _blas().limit(limits=self.threads, user_api="blas"):
+            return mask, np.asarray(self.net.logits(obs, mask))
+
+    def log_policy(self, observations: dict[str, np.ndarray]) -> np.ndarray:
+        """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
+        mask, logits = self._logits(observations)
+        return np.where(mask, log_softmax(logits.astype(np.float64), axis=1), -np.inf)
+
+    def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        mask, logits = self._logits(observations)
+        if not self.sample:
+            return logits.argmax(axis=1).astype(np.int64)
+        # Gumbel-max with numpy's generator: reproducible from the caller's rng.
+        gumbel = -np.log(-np.log(rng.random(mask.shape)))
+        scores = np.where(mask, logits + gumbel, -np.inf)
+        return np.argmax(scores, axis=1).astype(np.int64)

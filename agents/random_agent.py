@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import check_mask, check_packed, pack_mask, register
-from smoor_env.bits import byte_prefix_counts, kth_set_bit
+from smoor_env.core.bits import byte_prefix_counts, kth_set_bit
 
 
 @register("random")

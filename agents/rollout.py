@@ -27,8 +27,8 @@ import functools
 import numpy as np
 
 from agents.greedy import greedy_bid, greedy_play, made_bid
-from smoor_env.engine import Engine
-from smoor_env.state import PHASE_ACTION_OFFSET, Phase
+from smoor_env.core.engine import Engine
+from smoor_env.core.state import PHASE_ACTION_OFFSET, Phase
 
 
 class RolloutPolicy:

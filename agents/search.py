@@ -19,13 +19,13 @@ import numpy as np
 from agents.base import check_mask, pack_mask
 from agents.greedy import greedy_play
 from agents.rollout import RolloutPolicy
-from smoor_env import cards as C
-from smoor_env.engine import Engine
-from smoor_env.legal import LED_MASKS, opening_card, play_legal
+from smoor_env.core import cards as C
+from smoor_env.core.engine import Engine
+from smoor_env.core.legal import LED_MASKS, opening_card, play_legal
+from smoor_env.core.rules import GAME_ONLY_OPTIONS, Rules
+from smoor_env.core.state import Phase, State
+from smoor_env.core.tricks import hearts_breakers
 from smoor_env.observation import RULE_FLAGS, SLICES, decode, observe
-from smoor_env.play import hearts_breakers
-from smoor_env.rules import GAME_ONLY_OPTIONS, Rules
-from smoor_env.state import Phase, State
 
 _SLOTS = 6  # relative seats 0..4 and the dead pile (slot 5)
 _DEAD = 5

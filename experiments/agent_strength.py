@@ -39,8 +39,8 @@ import tyro
 from agents import make_agent, parse_agent
 from experiments.win_rates import rules_for
 from smoor_env import Engine, Rules
+from smoor_env.envs.agent_loop import play_tables
 from smoor_env.observation import observe
-from smoor_env.table import play_tables
 
 Z95 = 1.96  # normal quantile of the 95% two-sided interval
 

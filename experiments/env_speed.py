@@ -48,7 +48,7 @@ import tyro
 
 from agents import RandomAgent
 from smoor_env import Rules, env, raw_env
-from smoor_env.gym_env import SmoorVectorEnv
+from smoor_env.envs.gym_env import SmoorVectorEnv
 
 
 @dataclass
@@ -151,7 +151,7 @@ def _make_envs(api: str, num_envs: int, num_workers: int, obs_dtype: str) -> Any
     adapter (``make_sb3_vec_env``, which copies), random opponents, 4-player Smoorverliefd."""
     options = {"opponents": RandomAgent(), "obs_dtype": obs_dtype, "num_workers": num_workers}
     if api == "sb3":
-        from smoor_env.sb3 import make_sb3_vec_env  # SB3 is optional (the rl extra)
+        from smoor_env.envs.sb3 import make_sb3_vec_env  # SB3 is optional (the rl extra)
 
         return make_sb3_vec_env("smoor_env/Smoorverliefd-v0", num_envs, monitor=False,
                                 rules=Rules(), **options)

@@ -29,8 +29,8 @@ from agents.greedy import greedy_bid
 from agents.rollout import greedy_moves
 from experiments.win_rates import rules_for
 from smoor_env import Engine, Phase
-from smoor_env import cards as C
-from smoor_env.state import PHASE_ACTION_OFFSET
+from smoor_env.core import cards as C
+from smoor_env.core.state import PHASE_ACTION_OFFSET
 
 _OTHER_ACES = [C.parse_card(c) for c in ("AC", "AD", "AS")]
 

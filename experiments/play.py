@@ -38,13 +38,13 @@ import numpy as np
 import tyro
 from tyro.constructors import PrimitiveConstructorSpec
 
-from smoor_env import cards as C
-from smoor_env.engine import Engine, action_str
+from smoor_env.core import cards as C
+from smoor_env.core.engine import Engine, action_str
+from smoor_env.core.rules import GAME_DEFAULT, GAMES, Rules
+from smoor_env.core.state import Phase
 from smoor_env.observation import observe
 from smoor_env.record import round_record, write_records
 from smoor_env.render import TableView, suit_groups, table_view, trick_text
-from smoor_env.rules import GAME_DEFAULT, GAMES, Rules
-from smoor_env.state import Phase
 
 COMMANDS = ("hint", "undo", "quit", "help")
 HELP = __doc__[__doc__.index("Type a move"):__doc__.index("Input may come")].strip()
@@ -461,7 +461,7 @@ class Args:
     """plain text even if rich is installed"""
     rules: Annotated[RuleOptions, tyro.conf.OmitArgPrefixes] = field(
         default_factory=RuleOptions)
-    """the rules of the match (smoor_env.rules.Rules); impossible combinations are refused"""
+    """the rules of the match (smoor_env.core.rules.Rules); impossible combinations are refused"""
 
 
 def main(argv: list[str] | None = None) -> int:

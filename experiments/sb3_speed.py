@@ -2,7 +2,7 @@
 
 sb3-contrib's ``MaskablePPO`` (default ``MlpPolicy``, one torch thread) learns on
 
-* ``make_sb3_vec_env`` (``smoor_env.sb3``): ``--adapter-envs`` games in one batched
+* ``make_sb3_vec_env`` (``smoor_env.envs.sb3``): ``--adapter-envs`` games in one batched
   engine, and
 * SB3's ``DummyVecEnv`` of ``--single-envs`` ``SmoorEnv`` (one engine per game, stepped
   one after another: what SB3 does with the single-agent environment),
@@ -33,7 +33,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
-from smoor_env.sb3 import make_sb3_vec_env
+from smoor_env.envs.sb3 import make_sb3_vec_env
 
 
 @dataclass

@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 from experiments.play import Screen, Session, play
+from smoor_env.core.rules import Rules
 from smoor_env.record import write_records
 from smoor_env.render import render_svg
-from smoor_env.rules import Rules
-from smoor_env.viewer import main as view
+from smoor_env.render.viewer import main as view
 
 OUT = Path("docs/img")
 CHROMIUM = "/usr/bin/chromium"

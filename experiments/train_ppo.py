@@ -51,13 +51,13 @@ from torch import nn, optim
 from torch.distributions import Categorical
 
 from agents import build_agent, make_agent, parse_agent
-from agents.environments import resolve_opponents
-from agents.policy import training_rules
-from agents.ppo import PolicyNet, PPOAgent, load_checkpoint, save_checkpoint
+from agents.env_factories import resolve_opponents
+from agents.policy_net import PolicyNet, PPOAgent, load_checkpoint, save_checkpoint
+from agents.ppo import training_rules
 from smoor_env import Rules
-from smoor_env.gym_env import RESTART_ACTION, SmoorVectorEnv
+from smoor_env.core.state import NUM_ACTIONS
+from smoor_env.envs.gym_env import RESTART_ACTION, SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE, compact_scale
-from smoor_env.state import NUM_ACTIONS
 
 
 @dataclass
@@ -166,7 +166,7 @@ class Args:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     """hidden layer sizes of the shared MLP trunk"""
     card_head: int = 0
-    """width of a policy head shared by the 52 cards (0: none; ``agents.ppo.PolicyNet``):
+    """width of a policy head shared by the 52 cards (0: none; ``agents.policy_net.PolicyNet``):
     each card's own features and a summary of the trunk give that card's logit"""
     obs_size: int = 0
     """features the network reads, a prefix of the observation layout (0: all of today's
@@ -200,7 +200,7 @@ class Args:
 
 def make_rules(args: Args, players: int, single_round: bool | None = None) -> Rules:
     """The training rules for ``players`` (single rounds if ``single_round``, default
-    ``args.single_round``): ``agents.policy.training_rules``."""
+    ``args.single_round``): ``agents.ppo.training_rules``."""
     return training_rules(dataclasses.asdict(args), players, single_round)
 
 

@@ -1,7 +1,6 @@
 """smoor-env: batched trick-taking card games (Smoorverliefd and Hearts) for RL and game AI."""
 
-from smoor_env.aec_env import env, raw_env
-from smoor_env.cards import (
+from smoor_env.core.cards import (
     SUIT_SYMBOLS,
     card_rank,
     card_str,
@@ -10,9 +9,10 @@ from smoor_env.cards import (
     parse_card,
     parse_cards,
 )
-from smoor_env.engine import Engine, action_str
-from smoor_env.rules import Rules
-from smoor_env.state import NUM_ACTIONS, Phase, State
+from smoor_env.core.engine import Engine, action_str
+from smoor_env.core.rules import Rules
+from smoor_env.core.state import NUM_ACTIONS, Phase, State
+from smoor_env.envs.aec_env import env, raw_env
 
 __version__ = "0.1.0"
 
@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 def _register_gymnasium_ids() -> None:
     """``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0`` (rules as keyword arguments).
 
-    The entry points are in ``agents.environments``: they turn opponent names into
+    The entry points are in ``agents.env_factories``: they turn opponent names into
     agents (``agents.make_agent``) and build ``gym_env.SmoorEnv`` / ``SmoorVectorEnv``.
     """
     import gymnasium
@@ -28,8 +28,8 @@ def _register_gymnasium_ids() -> None:
     for name, game in (("Smoorverliefd", "smoorverliefd"), ("Hearts", "hearts")):
         env_id = f"smoor_env/{name}-v0"
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="agents.environments:make_env",
-                               vector_entry_point="agents.environments:make_vector_env",
+            gymnasium.register(id=env_id, entry_point="agents.env_factories:make_env",
+                               vector_entry_point="agents.env_factories:make_vector_env",
                                kwargs={"game": game})
 
 

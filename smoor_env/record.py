@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from smoor_env import cards as C
-from smoor_env.checks import SEED_LIMIT
-from smoor_env.deal import game_keys
-from smoor_env.engine import Engine
-from smoor_env.rules import Rules, turn_order
-from smoor_env.state import BID_OFFSET, CURSE_OFFSET
+from smoor_env.core import cards as C
+from smoor_env.core.checks import SEED_LIMIT
+from smoor_env.core.deal import game_keys
+from smoor_env.core.engine import Engine
+from smoor_env.core.rules import Rules, turn_order
+from smoor_env.core.state import BID_OFFSET, CURSE_OFFSET
 
 RECORD_KEYS = ("rules", "seed", "round", "dealer", "hands", "dead", "passes", "bids",
                "cursed_suit", "actions", "trick_winners", "round_points", "totals")

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from smoor_env import Engine
-from smoor_env.aec_env import raw_env
-from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+from smoor_env.envs.aec_env import raw_env
+from smoor_env.envs.gym_env import SmoorEnv, SmoorVectorEnv
 
 
 def _plain(value: Any) -> Any:

@@ -4,7 +4,7 @@ This module is written directly from the rule book (summarised in ``docs/rules.m
 one short function per rule, with plain lists and ints. It never imports the
 engine: the vectorised engine is tested against it (differential tests), so the
 two must stay independent. It only *reads* attributes of the rules object it is
-given (duck-typed, the field names of ``smoor_env.rules.Rules``).
+given (duck-typed, the field names of ``smoor_env.core.rules.Rules``).
 
 Cards: id = ``13 * suit + (rank - 2)``, suits ``C D H S`` = 0..3, ranks 2..14.
 Actions: 0..51 a card (play it, or choose it to pass), 52..65 bid 0..13,

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
-from agents.environments import make_env
+from agents.env_factories import make_env
 from agents.greedy import greedy_bid, greedy_play, made_bid
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import (
@@ -25,7 +25,7 @@ from agents.search import (
     sample_hidden,
 )
 from smoor_env import Engine, Phase, Rules, raw_env
-from smoor_env import cards as C
+from smoor_env.core import cards as C
 from smoor_env.observation import decode, observe, split_observation
 
 RULE_SETS = {
@@ -1117,7 +1117,7 @@ def test_prior_auto_skips_a_checkpoint_whose_rules_have_no_game_at_the_count(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A checkpoint trained with partners (4 players only) is the policy of 4-player
     Partner, and no policy of 3-player Smoorverliefd (not an impossible-rules error)."""
-    import agents.policy as policy
+    import agents.ppo as policy
 
     args = dict(policy.PPOAgent("ppo_smoorverliefd").train_args, partners=True,
                 num_players=[4])
@@ -1140,7 +1140,7 @@ def test_prior_auto_prefers_a_related_checkpoint_trained_at_the_player_count(
     """Of two Hearts checkpoints trained with passing, at 4 and at 5 players, the
     5-player one is the policy of 5-player Hearts without passing, the 4-player one
     that of 4-player Hearts without passing and (first by name) of 3-player Hearts."""
-    import agents.policy as policy
+    import agents.ppo as policy
 
     base = policy.PPOAgent("ppo_hearts").train_args
     trained = {"ppo_a": dict(base, num_players=[4]), "ppo_b": dict(base, num_players=[5])}
@@ -1166,7 +1166,7 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5; at 3 players,
     ppo_hearts), and no prior where rules of play or scoring differ (the Smoorverliefd
     variants, Hearts' queen options: the same choices as no prior)."""
-    from agents.policy import shipped_policy_for
+    from agents.ppo import shipped_policy_for
 
     hearts = Rules(game="hearts", num_players=4)
     expected = {  # rules: (auto, trained on exactly these rules)

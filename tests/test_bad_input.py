@@ -15,7 +15,7 @@ import pytest
 from helpers import act, new_game, play_out_round
 
 from smoor_env import Engine, Phase, Rules, action_str, card_str, parse_card, parse_cards
-from smoor_env.rules import OPTION_BOUNDS, TOTALS_BOUND
+from smoor_env.core.rules import OPTION_BOUNDS, TOTALS_BOUND
 
 RANKS = "23456789TJQKA"
 SUIT_PER_SEAT = [" ".join(r + s for r in RANKS) for s in "CDHS"]

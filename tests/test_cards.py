@@ -1,4 +1,4 @@
-"""Tests for card ids and text (smoor_env.cards) and the Rules value (smoor_env.rules)."""
+"""Tests for card ids and text (smoor_env.core.cards) and the Rules value (smoor_env.core.rules)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from smoor_env import cards as C
-from smoor_env.rules import Rules
+from smoor_env.core import cards as C
+from smoor_env.core.rules import Rules
 
 ALL_CARDS = range(C.NUM_CARDS)
 

@@ -36,7 +36,7 @@ import pytest
 from reference import RefMatch
 
 from smoor_env import Engine, Phase, Rules
-from smoor_env.cards import cards_of, mask_of
+from smoor_env.core.cards import cards_of, mask_of
 
 PHASE_NAMES = {
     Phase.PLAY: "play",

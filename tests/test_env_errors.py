@@ -16,7 +16,7 @@ from env_snapshots import snapshot
 
 from agents import make_agent
 from smoor_env import Rules, env, raw_env
-from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+from smoor_env.envs.gym_env import SmoorEnv, SmoorVectorEnv
 
 RANDOM = make_agent("random")
 

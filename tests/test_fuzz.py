@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agents import make_agent
 from smoor_env import Engine, Rules, env, raw_env
-from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+from smoor_env.envs.gym_env import SmoorEnv, SmoorVectorEnv
 
 RANDOM = make_agent("random")
 

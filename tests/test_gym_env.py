@@ -12,12 +12,12 @@ from gymnasium.utils.env_checker import check_env
 import smoor_env  # noqa: F401 - registers the ids
 from agents import RandomAgent, make_agent
 from agents.base import pack_mask
-from agents.environments import make_env, make_vector_env
+from agents.env_factories import make_env, make_vector_env
 from smoor_env import Engine, Phase, Rules
-from smoor_env.gym_env import RESTART_ACTION, SmoorEnv, SmoorVectorEnv
+from smoor_env.core.state import PHASE_ACTION_OFFSET
+from smoor_env.envs.agent_loop import offers_packed
+from smoor_env.envs.gym_env import RESTART_ACTION, SmoorEnv, SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE, observe, split_observation
-from smoor_env.state import PHASE_ACTION_OFFSET
-from smoor_env.table import offers_packed
 
 IDS = ["smoor_env/Smoorverliefd-v0", "smoor_env/Hearts-v0"]
 

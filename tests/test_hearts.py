@@ -8,7 +8,7 @@ from helpers import act, legal_cards, new_game, play, play_out_round
 from test_engine_rules import SUIT_PER_SEAT
 
 from smoor_env import Engine, Phase, Rules, parse_cards
-from smoor_env.cards import cards_of, mask_of
+from smoor_env.core.cards import cards_of, mask_of
 
 NO_PASS = Rules(game="hearts", target_score=None, passing=False)
 

@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smoor_env import Engine, Phase, Rules
-from smoor_env.cards import cards_of, mask_of
-from smoor_env.deal import DEAL_AHEAD_GAMES
+from smoor_env.core.cards import cards_of, mask_of
+from smoor_env.core.deal import DEAL_AHEAD_GAMES
 
 QS, AH = 49, 38
 HEARTS = list(range(26, 39))

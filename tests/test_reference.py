@@ -26,7 +26,7 @@ from reference import (  # noqa: E402
     random_deal,
 )
 
-from smoor_env.rules import Rules  # noqa: E402
+from smoor_env.core.rules import Rules  # noqa: E402
 
 RANKS, SUITS = "23456789TJQKA", "CDHS"
 

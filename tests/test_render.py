@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_engine_rules import SUIT_PER_SEAT
 
-from agents.environments import make_env
+from agents.env_factories import make_env
 from smoor_env import Engine, Rules, parse_cards, raw_env
 from smoor_env.render import render_rgb, render_svg, render_text, table_view
 

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents import make_agent  # noqa: E402
-from agents.environments import make_vector_env  # noqa: E402
+from agents.env_factories import make_vector_env  # noqa: E402
 from smoor_env import Engine, Rules  # noqa: E402
 from smoor_env.observation import observe  # noqa: E402
 
@@ -103,7 +103,7 @@ def test_train_ppo_league_players_imitation_seeds_smoke(tmp_path: Path) -> None:
 
 def test_card_features_say_where_each_card_is_and_how_it_ranks() -> None:
     """The shared card head's inputs, checked card by card against the engine's state."""
-    from agents.ppo import CardFeatures
+    from agents.policy_net import CardFeatures
 
     engine = Engine(Rules(game="hearts", passing=False, target_score=None), 8)
     engine.reset(3)
@@ -140,7 +140,7 @@ def test_card_head_trains_saves_and_plays(tmp_path: Path) -> None:
     agent = make_agent("ppo", checkpoint=str(checkpoint))
     assert agent.net.card_head == 8
     play_rounds(agent, Rules(num_players=4, target_score=None), 8, seed=4)
-    from agents.ppo import PolicyNet
+    from agents.policy_net import PolicyNet
 
     with pytest.raises(ValueError, match="card_head needs the whole observation"):
         PolicyNet((16,), obs_size=1076, card_head=8)
@@ -302,7 +302,7 @@ def test_shipped_checkpoints_play_legal_moves() -> None:
 def test_ppo_checkpoint_by_name_or_path() -> None:
     """``checkpoint="<name>"`` is ``checkpoints/<name>.pt``; a path still works; an unknown
     name is an error that lists the shipped names."""
-    from agents.ppo import shipped_checkpoints
+    from agents.policy_net import shipped_checkpoints
 
     assert {"ppo_smoorverliefd", "ppo_hearts", "ppo_hearts5"} <= set(shipped_checkpoints())
     by_name = make_agent("ppo", checkpoint="ppo_hearts")
@@ -324,8 +324,8 @@ def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_pat
     import fractions
     import pickle
 
-    from agents.policy import NumpyPolicyNet, read_checkpoint
-    from agents.ppo import load_checkpoint
+    from agents.policy_net import load_checkpoint
+    from agents.ppo import NumpyPolicyNet, read_checkpoint
     from tests.test_agents import observations, random_positions
 
     torch_net, torch_args = load_checkpoint(name)
@@ -355,7 +355,7 @@ def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_pat
     with pytest.raises(pickle.UnpicklingError, match="Fraction"):
         read_checkpoint(bad)
     # A tensor that would read past its storage is refused, not read out of bounds.
-    from agents.policy import _rebuild_tensor
+    from agents.ppo import _rebuild_tensor
 
     with pytest.raises(pickle.UnpicklingError, match="does not fit"):
         _rebuild_tensor(np.zeros(8, np.float32), 0, (3, 3), (3, 1))

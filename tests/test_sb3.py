@@ -1,4 +1,4 @@
-"""The Stable-Baselines3 adapter (``smoor_env.sb3``): SB3's conventions checked step by step
+"""The Stable-Baselines3 adapter (``smoor_env.envs.sb3``): SB3's conventions checked step by step
 against the underlying ``SmoorVectorEnv``, and sb3-contrib's ``MaskablePPO`` training on it.
 Skipped without the ``rl`` extra."""
 
@@ -13,10 +13,10 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 from sb3_contrib.common.maskable.utils import get_action_masks  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
-from agents.environments import make_vector_env  # noqa: E402
+from agents.env_factories import make_vector_env  # noqa: E402
 from smoor_env import Rules  # noqa: E402
-from smoor_env.gym_env import RESTART_ACTION  # noqa: E402
-from smoor_env.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
+from smoor_env.envs.gym_env import RESTART_ACTION  # noqa: E402
+from smoor_env.envs.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
 
 ENV_ID = "smoor_env/Smoorverliefd-v0"
 

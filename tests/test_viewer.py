@@ -11,7 +11,7 @@ from playwright.sync_api import sync_playwright
 
 from smoor_env import Rules, card_str, raw_env
 from smoor_env.record import write_records
-from smoor_env.viewer import main, round_frames
+from smoor_env.render.viewer import main, round_frames
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; `make test` installs it
 NAMES = ["0:you", "1:greedy", "2:mc", "3:random"]

@@ -18,9 +18,11 @@ import pytest
 
 import smoor_env  # noqa: F401 - registers the ids
 from agents import RandomAgent, make_agent
-from agents.environments import make_vector_env
+from agents.env_factories import make_vector_env
 from smoor_env import Engine, Rules
-from smoor_env.gym_env import SmoorVectorEnv
+from smoor_env.core.streams import GameStreams
+from smoor_env.envs.gym_env import SmoorVectorEnv
+from smoor_env.envs.workers import WorkerError
 from smoor_env.observation import (
     COMPACT_UNITS,
     OBSERVATION_SIZE,
@@ -30,8 +32,6 @@ from smoor_env.observation import (
     compact_scale,
     observe,
 )
-from smoor_env.streams import GameStreams
-from smoor_env.workers import WorkerError
 
 
 def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -268,7 +268,7 @@ def test_workers_start_with_spawn_too():
 def test_sb3_adapter_with_workers_equals_one_process():
     # The adapter restarts ended games within the step (SmoorVectorEnv.restart).
     pytest.importorskip("stable_baselines3")
-    from smoor_env.sb3 import make_sb3_vec_env
+    from smoor_env.envs.sb3 import make_sb3_vec_env
 
     def run(num_workers: int) -> list[np.ndarray]:
         adapter = make_sb3_vec_env("smoor_env/Hearts-v0", 6, monitor=False, num_players=3,
@@ -299,7 +299,7 @@ def test_workers_exit_when_the_learners_process_dies():
     import sys
     import time
 
-    script = ("import os; from agents.environments import make_vector_env; "
+    script = ("import os; from agents.env_factories import make_vector_env; "
               "envs = make_vector_env(num_envs=6, num_workers=3); envs.reset(seed=0); "
               "print(*[p.pid for p in envs._pool.processes], flush=True); os._exit(0)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -3,9 +3,9 @@
 * ``SmoorEnv`` (``gymnasium.make("smoor_env/Smoorverliefd-v0")`` or
   ``"smoor_env/Hearts-v0"``): one match; the learner plays ``learner_seat`` and
   the other seats are played by opponent agents (objects with the agent
-  protocol, played by ``smoor_env.table.Table``). ``gymnasium.make`` also takes
+  protocol, played by ``smoor_env.envs.agent_loop.Table``). ``gymnasium.make`` also takes
   agent names (``opponents="greedy"``, random by default): its entry points,
-  ``agents.environments``, resolve them with ``agents.make_agent``, so that this
+  ``agents.env_factories``, resolve them with ``agents.make_agent``, so that this
   library does not depend on the baseline agents built on it.
   The rules are keyword arguments (``gymnasium.make(..., num_players=3,
   bidding=True)``). ``action_masks()`` returns the legal mask as sb3-contrib's
@@ -21,15 +21,15 @@
   ``RESTART_ACTION`` (0), so a sampler can draw from it and a policy has a single
   choice there (log-probability 0, no gradient). ``restart(games)`` restarts
   chosen sub-environments at once instead (the same-step autoreset of
-  ``smoor_env.sb3``, the Stable-Baselines3 adapter).
+  ``smoor_env.envs.sb3``, the Stable-Baselines3 adapter).
   ``num_workers=k`` splits the sub-environments over k processes (this one and
-  k-1 workers) writing into shared memory (``smoor_env.workers``), with the same
+  k-1 workers) writing into shared memory (``smoor_env.envs.workers``), with the same
   results for every k;
   ``obs_dtype="int8"`` gives compact observations (``smoor_env.observation``).
 
 Observations are the learner's ``observation`` vector (see
 ``smoor_env.observation``); rewards are the learner's rewards (see
-``smoor_env.reward``); an episode is a whole match.
+``smoor_env.envs.reward``); an episode is a whole match.
 
 Illegal actions follow PettingZoo's convention for classic games: the episode
 ends (``terminated``) with ``illegal_reward`` (default -1) for the learner,
@@ -58,7 +58,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from smoor_env.checks import (
+from smoor_env.core.checks import (
     check_action,
     check_count,
     check_seed,
@@ -66,15 +66,15 @@ from smoor_env.checks import (
     is_int,
     reset_options,
 )
-from smoor_env.engine import Engine
+from smoor_env.core.engine import Engine
+from smoor_env.core.rules import Rules
+from smoor_env.core.state import NUM_ACTIONS
+from smoor_env.core.streams import GameStreams
+from smoor_env.envs.agent_loop import Randomness, Table
+from smoor_env.envs.reward import Rewards
+from smoor_env.envs.workers import WorkerPool, shared_space
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observation_dtype
 from smoor_env.render import render_rgb, render_text
-from smoor_env.reward import Rewards
-from smoor_env.rules import Rules
-from smoor_env.state import NUM_ACTIONS
-from smoor_env.streams import GameStreams
-from smoor_env.table import Randomness, Table
-from smoor_env.workers import WorkerPool, shared_space
 
 #: The one action a finished episode's mask allows (a placeholder: it is never played).
 RESTART_ACTION = 0
@@ -118,7 +118,7 @@ def _seating(opponents: Any, rules: Rules, learner_seat: int) -> tuple[list, np.
                                       and any(isinstance(a, str) for a in opponents)):
         raise TypeError(f"opponents must be agent objects, got {opponents!r}: make them with "
                         f"agents.make_agent(name), or give names to gymnasium.make, whose "
-                        f"entry points (agents.environments) resolve them")
+                        f"entry points (agents.env_factories) resolve them")
     if not isinstance(opponents, Sequence):
         opponents = [opponents] * len(seats)
     if len(opponents) != len(seats):
@@ -203,8 +203,8 @@ class SmoorEnv(gym.Env):
         opponents: an agent (an object with the agent protocol, ``agents.base.Agent``)
             for every other seat, or a sequence of one per other seat in seat order.
             Names (``"greedy"``) are resolved by ``agents.make_agent``; the gymnasium ids'
-            entry points (``agents.environments``) do that and default to ``"random"``.
-        reward_mode: ``"round"`` or ``"trick"`` (see ``smoor_env.reward``).
+            entry points (``agents.env_factories``) do that and default to ``"random"``.
+        reward_mode: ``"round"`` or ``"trick"`` (see ``smoor_env.envs.reward``).
         render_mode: ``None``, ``"ansi"`` (text), ``"rgb_array"`` ((500, 800, 3) uint8
             picture, for ``gymnasium.wrappers.RecordVideo``) or ``"human"`` (prints text);
             all show the learner's hand.
@@ -287,10 +287,10 @@ class _Block:
     """Sub-environments ``first .. first + count - 1`` of a vector environment of
     ``num_envs``: one batched engine, its opponents, the learner's observations and the
     ``NEXT_STEP`` autoreset. ``SmoorVectorEnv`` runs one block of every sub-environment,
-    or one block in each worker process (``smoor_env.workers``).
+    or one block in each worker process (``smoor_env.envs.workers``).
 
     Sub-environment i's e-th match is game id ``i + e * num_envs`` of the seed, and its
-    opponents draw from that game's own stream (``smoor_env.streams``), so that what
+    opponents draw from that game's own stream (``smoor_env.core.streams``), so that what
     happens in sub-environment i does not depend on the block it runs in.
     """
 
@@ -308,7 +308,7 @@ class _Block:
         self.needs_reset = np.zeros(count, bool)  # (n,) ended: the next step restarts it
 
     def _seed_streams(self) -> None:
-        # Draws that are not one per game (see smoor_env.streams) come from (seed, first).
+        # Draws that are not one per game (see smoor_env.core.streams) come from (seed, first).
         fallback = np.random.PCG64(np.random.SeedSequence([self.seed, self.first]))
         self.match.rng = GameStreams(self.engine, fallback)
 
@@ -373,19 +373,19 @@ class SmoorVectorEnv(VectorEnv):
         copy: as in Gymnasium's ``SyncVectorEnv``: if True (the default), ``reset`` and
             ``step`` return a new observation array; if False, a read-only view of the
             environment's own array (with workers: the shared memory they write), which
-            the next step updates in place (saves a copy of N x 1076 values per step when
+            the next step updates in place (saves a copy of N x 1128 values per step when
             the caller copies it into its rollout buffer anyway).
         obs_dtype: ``"float32"`` (default) or ``"int8"``: compact observations, a quarter
             of the bytes, with the scaling of ``smoor_env.observation`` (multiply by
             ``observation.compact_scale()`` to get the float32 values back).
-        num_workers: k processes stepping games (``smoor_env.workers``): this one and
+        num_workers: k processes stepping games (``smoor_env.envs.workers``): this one and
             k-1 worker processes, each stepping about N / k of the sub-environments in
             its own engine with its own copy of the opponents, writing observations,
             masks and rewards into shared memory. 1 (the default): everything in this
             process, no shared memory. The results are the same for every k (each
             sub-environment's games and opponents' random draws come from its own
             streams), except for opponents that draw other than one uniform row per game
-            (Monte Carlo's worlds: see ``smoor_env.streams``). With k > 1, ``engine``
+            (Monte Carlo's worlds: see ``smoor_env.core.streams``). With k > 1, ``engine``
             is None (each block has its own), and every block, this process's too,
             plays a copy of the opponents made at construction: later changes to them
             here do not reach it.
@@ -513,7 +513,7 @@ class SmoorVectorEnv(VectorEnv):
 
         Fresh deals from the seed's stream; the opponents play up to the learner's first
         turn. This is the same-step autoreset that Stable-Baselines3 expects
-        (``smoor_env.sb3``); the other games are left as they are.
+        (``smoor_env.envs.sb3``); the other games are left as they are.
 
         Returns:
             (K, OBSERVATION_SIZE) the learner's first observations in ``games``.

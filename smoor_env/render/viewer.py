@@ -27,11 +27,11 @@ from typing import Annotated
 import numpy as np
 import tyro
 
-from smoor_env import cards as C
-from smoor_env.engine import Engine, action_str
+from smoor_env.core import cards as C
+from smoor_env.core.engine import Engine, action_str
+from smoor_env.core.rules import Rules
 from smoor_env.record import read_records
 from smoor_env.render import table_view
-from smoor_env.rules import Rules
 
 
 def _texts(cards: list[int]) -> list[str]:

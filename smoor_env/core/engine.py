@@ -46,15 +46,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smoor_env import cards as C
-from smoor_env.bits import ONE, U32, U56, byte_prefix_counts, kth_set_bit, popcount
-from smoor_env.checks import SEED_LIMIT, check_count, check_seed, int_array
-from smoor_env.deal import Dealer, check_hands, first_dealers, game_keys, received
-from smoor_env.legal import BID_LEGAL, LED_MASKS, curse_legal, opening_card, pass_legal, play_legal
-from smoor_env.play import PlayPaths, hearts_breakers, trick_keys
-from smoor_env.rules import TOTALS_BOUND, Rules
-from smoor_env.scoring import best, match_over, next_dealer, round_score
-from smoor_env.state import (
+from smoor_env.core import cards as C
+from smoor_env.core.bits import ONE, U32, U56, byte_prefix_counts, kth_set_bit, popcount
+from smoor_env.core.checks import SEED_LIMIT, check_count, check_seed, int_array
+from smoor_env.core.deal import Dealer, check_hands, first_dealers, game_keys, received
+from smoor_env.core.legal import (
+    BID_LEGAL,
+    LED_MASKS,
+    curse_legal,
+    opening_card,
+    pass_legal,
+    play_legal,
+)
+from smoor_env.core.rules import TOTALS_BOUND, Rules
+from smoor_env.core.scoring import best, match_over, next_dealer, round_score
+from smoor_env.core.state import (
     BID_OFFSET,
     CURSE_OFFSET,
     NUM_ACTIONS,
@@ -63,6 +69,7 @@ from smoor_env.state import (
     Phase,
     State,
 )
+from smoor_env.core.tricks import PlayPaths, hearts_breakers, trick_keys
 
 # The value of every element of each State.finished array in an empty State.
 _EMPTY_FILL = {name: array.flat[0] for name, array in State.empty(1, 1, 1).finished.items()}

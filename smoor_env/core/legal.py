@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from smoor_env import cards as C
-from smoor_env.bits import ZERO
-from smoor_env.rules import Rules
+from smoor_env.core import cards as C
+from smoor_env.core.bits import ZERO
+from smoor_env.core.rules import Rules
 
 _HEARTS = np.uint64(C.HEART_MASK)
 _QUEEN = np.uint64(1 << C.QUEEN_OF_SPADES)

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from smoor_env import cards as C
-from smoor_env.bits import byte_rows
-from smoor_env.rules import Rules
+from smoor_env.core import cards as C
+from smoor_env.core.bits import byte_rows
+from smoor_env.core.rules import Rules
 
 _SUIT_OF = (np.arange(C.NUM_CARDS) // C.CARDS_PER_SUIT).astype(np.int8)  # (52,) suit of each card
 SUIT_MASK_OF_CARD = C.SUIT_MASKS.take(_SUIT_OF)  # (52,) uint64 cards of each card's suit

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from smoor_env.engine import Engine
+from smoor_env.core.engine import Engine
+from smoor_env.core.streams import GameStreams
 from smoor_env.observation import observe
-from smoor_env.streams import GameStreams
 
 #: ``step(moves, acting)``: apply (B,) int64 moves in the (B,) bool ``acting`` games.
 StepFunction = Callable[[np.ndarray, np.ndarray], Any]

@@ -5,7 +5,7 @@
 per game) and presents it with SB3's conventions, so that SB3's algorithms and
 sb3-contrib's ``MaskablePPO`` train on it unchanged:
 
-* ``reset()`` returns the (N, 1076) observations; ``step(actions)`` returns
+* ``reset()`` returns the (N, 1128) observations; ``step(actions)`` returns
   observations, (N,) float32 rewards, (N,) bool dones and a list of N info dicts.
 * Same-step autoreset: where an episode ends, the observation returned is the first
   one of the next episode, and that environment's info holds
@@ -42,7 +42,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 import smoor_env  # noqa: F401  (registers the environment ids)
-from smoor_env.gym_env import SmoorVectorEnv
+from smoor_env.envs.gym_env import SmoorVectorEnv
 
 
 def make_sb3_vec_env(env_id: str, num_envs: int, monitor: bool = True,
@@ -85,7 +85,7 @@ class SB3VecEnv(VecEnv):
         self._actions: np.ndarray | None = None
 
     def reset(self) -> np.ndarray:
-        """(N, 1076) first observations; seeded by ``seed()`` if it was called since."""
+        """(N, 1128) first observations; seeded by ``seed()`` if it was called since."""
         if any(self._options):
             raise ValueError(f"SmoorVectorEnv takes no reset options, got {self._options}")
         seed = self._seeds[0]
@@ -108,7 +108,7 @@ class SB3VecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         ended = np.flatnonzero(dones)  # (K,)
         if len(ended):
-            final = observations[ended]  # (K, 1076) copies, before the restart
+            final = observations[ended]  # (K, 1128) copies, before the restart
             observations[ended] = self.vector_env.restart(ended)
             for row, game in enumerate(ended.tolist()):
                 infos[game] = {"terminal_observation": final[row],

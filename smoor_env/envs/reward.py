@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from smoor_env.engine import Engine
-from smoor_env.scoring import provisional_points
+from smoor_env.core.engine import Engine
+from smoor_env.core.scoring import provisional_points
 
 REWARD_MODES = ("round", "trick")
 

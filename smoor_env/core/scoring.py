@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from smoor_env import cards as C
-from smoor_env.bits import equal_per_seat, is_row_max, or_over_seats, popcount
-from smoor_env.rules import PARTNER_OF, Rules, turn_order
+from smoor_env.core import cards as C
+from smoor_env.core.bits import equal_per_seat, is_row_max, or_over_seats, popcount
+from smoor_env.core.rules import PARTNER_OF, Rules, turn_order
 
 _HEARTS = np.uint64(C.HEART_MASK)
 _QUEEN = np.uint64(1 << C.QUEEN_OF_SPADES)

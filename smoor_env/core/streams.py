@@ -7,7 +7,7 @@ game the same opponents' moves whatever the split, so its table hands the agents
 a ``GameRandom`` instead: a ``Generator`` whose ``random(size)`` with one row per
 game (``size`` = n or (n, ...), n the games of the call) is counter-based: game
 g's k-th uniform is a hash of (its ``game_key``, k), like the deal
-(``smoor_env.deal``). The random agent (``random(n)``) and PPO's sampling
+(``smoor_env.core.deal``). The random agent (``random(n)``) and PPO's sampling
 (``random((n, 70))``) draw this way. Any other draw (``integers``, or a
 ``random`` of another size, as Monte Carlo's worlds) comes from the
 generator's own bit generator: reproducible from the seed, but shared by the
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from smoor_env.deal import mix
-from smoor_env.engine import Engine
+from smoor_env.core.deal import mix
+from smoor_env.core.engine import Engine
 
 _STREAM = np.uint64(0xD1B54A32D192ED03)  # separates these draws from the deal's
 _STEP = np.uint64(0x9E3779B97F4A7C15)

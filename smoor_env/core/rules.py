@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from smoor_env import cards as C
+from smoor_env.core import cards as C
 
 GAMES = ("smoorverliefd", "hearts")
 

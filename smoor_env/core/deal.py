@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from smoor_env import cards as C
-from smoor_env.bits import LANES_1, LANES_HIGH, LOW32, U7, U32, or_over_seats
-from smoor_env.rules import Rules
+from smoor_env.core import cards as C
+from smoor_env.core.bits import LANES_1, LANES_HIGH, LOW32, U7, U32, or_over_seats
+from smoor_env.core.rules import Rules
 
 _U27, _U30, _U31 = np.uint64(27), np.uint64(30), np.uint64(31)
 _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)

@@ -1,6 +1,6 @@
 """The Gymnasium entry points of ``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0``.
 
-``smoor_env.gym_env`` takes opponents as agent objects; ``gymnasium.make`` and
+``smoor_env.envs.gym_env`` takes opponents as agent objects; ``gymnasium.make`` and
 ``gymnasium.make_vec`` come here, where opponent names (``opponents="greedy"``,
 ``["random", "greedy", "mc"]``) become agents (``agents.make_agent``), random by
 default.
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.base import Agent, make_agent
-from smoor_env.gym_env import SmoorEnv, SmoorVectorEnv
+from smoor_env.envs.gym_env import SmoorEnv, SmoorVectorEnv
 
 
 def resolve_opponents(opponents: Any) -> Agent | list[Agent]:

@@ -76,7 +76,7 @@ def check_action(action: Any, who: str) -> int:
     """One action id as a Python int in 0..NUM_ACTIONS - 1 (an int, a numpy integer or a
     0-d integer array); TypeError for anything else (floats, strings, bools, None),
     ValueError out of range."""
-    from smoor_env.state import NUM_ACTIONS
+    from smoor_env.core.state import NUM_ACTIONS
 
     if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
         action = action.item()

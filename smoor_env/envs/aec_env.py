@@ -4,7 +4,7 @@
 Import                 ``from smoor_env import env, raw_env``
 Agents                 ``player_0`` .. ``player_{n-1}`` (the seats, clockwise)
 Actions                ``Discrete(70)``: 0..51 card, 52..65 bid, 66..69 cursed suit
-Observations           ``{"observation": float32 (1076,), "action_mask": int8 (70,)}``
+Observations           ``{"observation": float32 (1128,), "action_mask": int8 (70,)}``
 Episode                one match (``Rules.target_score=None``: one round)
 =====================  =====================================================
 
@@ -55,8 +55,11 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from smoor_env.checks import check_action, check_seed, reset_options
-from smoor_env.engine import Engine
+from smoor_env.core.checks import check_action, check_seed, reset_options
+from smoor_env.core.engine import Engine
+from smoor_env.core.rules import Rules
+from smoor_env.core.state import NUM_ACTIONS
+from smoor_env.envs.reward import Rewards
 from smoor_env.observation import (
     OBSERVATION_SIZE,
     STATE_SIZE,
@@ -65,9 +68,6 @@ from smoor_env.observation import (
 )
 from smoor_env.record import round_record
 from smoor_env.render import render_rgb, render_text
-from smoor_env.reward import Rewards
-from smoor_env.rules import Rules
-from smoor_env.state import NUM_ACTIONS
 
 # Attributes that exist only once a match has started (PettingZoo's per-episode state).
 _EPISODE_ATTRIBUTES = frozenset({"agent_selection", "rewards", "terminations", "truncations",
