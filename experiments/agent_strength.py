@@ -39,7 +39,7 @@ import tyro
 from agents import make_agent, parse_agent
 from experiments.win_rates import rules_for
 from smoor_env import Engine, Rules
-from smoor_env.envs.agent_loop import play_tables
+from smoor_env.envs.agent_loop import play_agents
 from smoor_env.observation import observe
 
 Z95 = 1.96  # normal quantile of the 95% two-sided interval
@@ -109,7 +109,7 @@ def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: 
         engine.reset(seed, game_ids=deal_of[games])
         # position_of[g, seat] = line-up position sitting at that seat.
         position_of = (np.arange(p)[None, :] - rot_of[games][:, None]) % p
-        play_tables(engine, list(agents.values()), lineup_index[position_of], rngs)
+        play_agents(engine, list(agents.values()), lineup_index[position_of], rngs)
         st = engine.state
         by_position = np.take_along_axis(st.round_points, (np.arange(p)[None, :]
                                                            + rot_of[games][:, None]) % p, axis=1)

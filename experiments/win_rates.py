@@ -149,7 +149,7 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
     """
     from agents import build_agent
     from smoor_env import Engine
-    from smoor_env.envs.agent_loop import play_tables
+    from smoor_env.envs.agent_loop import play_agents
 
     rules = rules_for(rule_set, players, matches)
     specs = sorted({spec for lineup in lineups for spec in lineup})
@@ -186,7 +186,7 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
                     "match_win": int(st.winners[g, seat]) if st.match_over[g] else "",
                 })
 
-    play_tables(engine, agents, seat_agent, rng, step)
+    play_agents(engine, agents, seat_agent, rng, step)
     return rows
 
 

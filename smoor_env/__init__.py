@@ -10,6 +10,7 @@ from smoor_env.core.cards import (
     parse_cards,
 )
 from smoor_env.core.engine import Engine, action_str
+from smoor_env.core.presets import PRESETS, Preset, preset
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import NUM_ACTIONS, Phase, State
 from smoor_env.envs.aec_env import env, raw_env
@@ -37,9 +38,11 @@ _register_gymnasium_ids()
 
 __all__ = [
     "NUM_ACTIONS",
+    "PRESETS",
     "SUIT_SYMBOLS",
     "Engine",
     "Phase",
+    "Preset",
     "Rules",
     "State",
     "action_str",
@@ -51,4 +54,5 @@ __all__ = [
     "cards_str",
     "parse_card",
     "parse_cards",
+    "preset",
 ]

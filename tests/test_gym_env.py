@@ -82,7 +82,7 @@ def test_the_environments_take_agent_objects_and_gymnasium_make_takes_names():
     env = SmoorEnv(num_players=3, opponents=[greedy, make_agent("random")], target_score=None)
     _play_match(env, seed=2, rng=np.random.default_rng(2))
     made = gym.make("smoor_env/Smoorverliefd-v0", opponents="greedy").unwrapped
-    assert isinstance(made, SmoorEnv) and made._match.table.agents[0].name == "greedy"
+    assert isinstance(made, SmoorEnv) and made._match.agent_loop.agents[0].name == "greedy"
 
 
 def test_illegal_action_ends_the_episode_or_raises():

@@ -10,9 +10,9 @@ optionally ``act_packed(words, rng)``, the same actions from the mask packed int
 (n, 2) uint64 (``Engine.legal_words``), which spares building the mask. This
 module only plays agent objects; turning names into agents is ``agents.make_agent``.
 
-    table = Table(engine, [make_agent("greedy"), make_agent("random")], seating=[0, 1, 0, 1])
+    loop = AgentLoop(engine, [make_agent("greedy"), make_agent("random")], seating=[0, 1, 0, 1])
     engine.reset(seed)
-    table.play(np.random.default_rng(seed))  # every match to its end
+    loop.play(np.random.default_rng(seed))  # every match to its end
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def offers_packed(agent: Any) -> bool:
     return issubclass(owner("act_packed"), owner("act"))
 
 
-class Table:
+class AgentLoop:
     """Which agent plays each seat of each game of an engine.
 
     Args:
@@ -136,9 +136,9 @@ class Table:
             step(self.moves(acting, rng, who), acting)
 
 
-def play_tables(engine: Engine, agents: Sequence[Any], seating: Sequence[int] | np.ndarray,
+def play_agents(engine: Engine, agents: Sequence[Any], seating: Sequence[int] | np.ndarray,
                 rng: Randomness,
                 step: StepFunction | None = None) -> None:
-    """``Table(engine, agents, seating).play(rng, step)``: play the engine's games to their
+    """``AgentLoop(engine, agents, seating).play(rng, step)``: play the engine's games to their
     end (or to a seat no agent plays)."""
-    Table(engine, agents, seating).play(rng, step)
+    AgentLoop(engine, agents, seating).play(rng, step)

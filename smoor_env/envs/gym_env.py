@@ -3,7 +3,7 @@
 * ``SmoorEnv`` (``gymnasium.make("smoor_env/Smoorverliefd-v0")`` or
   ``"smoor_env/Hearts-v0"``): one match; the learner plays ``learner_seat`` and
   the other seats are played by opponent agents (objects with the agent
-  protocol, played by ``smoor_env.envs.agent_loop.Table``). ``gymnasium.make`` also takes
+  protocol, played by ``smoor_env.envs.agent_loop.AgentLoop``). ``gymnasium.make`` also takes
   agent names (``opponents="greedy"``, random by default): its entry points,
   ``agents.env_factories``, resolve them with ``agents.make_agent``, so that this
   library does not depend on the baseline agents built on it.
@@ -70,7 +70,7 @@ from smoor_env.core.engine import Engine
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import NUM_ACTIONS
 from smoor_env.core.streams import GameStreams
-from smoor_env.envs.agent_loop import Randomness, Table
+from smoor_env.envs.agent_loop import AgentLoop, Randomness
 from smoor_env.envs.reward import Rewards
 from smoor_env.envs.workers import WorkerPool, shared_space
 from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observation_dtype
@@ -104,7 +104,7 @@ def _rules(rules: Rules | None, options: dict[str, Any]) -> Rules:
 
 
 def _seating(opponents: Any, rules: Rules, learner_seat: int) -> tuple[list, np.ndarray]:
-    """The distinct opponent agents and the (P,) seating of a ``Table`` (-1: the learner),
+    """The distinct opponent agents and the (P,) seating of an ``AgentLoop`` (-1: the learner),
     from one agent for every other seat or a sequence of one per other seat."""
     if not is_int(learner_seat) or not 0 <= learner_seat < rules.num_players:
         raise ValueError(f"learner_seat must be a seat 0..{rules.num_players - 1}, "
@@ -142,7 +142,7 @@ class _Match:
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.engine = engine
-        self.table = Table(engine, *_seating(opponents, engine.rules, learner_seat))
+        self.agent_loop = AgentLoop(engine, *_seating(opponents, engine.rules, learner_seat))
         self.seat = int(learner_seat)
         # The learner's observation in every game, updated as the engine steps.
         self.tracker = ObservationTracker(engine, np.full(engine.batch_size, learner_seat),
@@ -176,7 +176,7 @@ class _Match:
             total[illegal] = self.illegal_reward
         # The opponents play until the learner is to act (a game whose learner action was
         # illegal did not move: the learner is still to act there).
-        self.table.play(self.rng, step)
+        self.agent_loop.play(self.rng, step)
         return total, illegal
 
     def reset(self, seed: int, **kwargs: Any) -> None:
