@@ -1,4 +1,4 @@
-"""The Gymnasium entry points of ``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0``.
+"""The Gymnasium entry points of ``smoor_env/Smoorverliefd-v1`` and ``smoor_env/Hearts-v1``.
 
 ``smoor_env.envs.gym_env`` takes opponents as agent objects; ``gymnasium.make`` and
 ``gymnasium.make_vec`` come here, where opponent names (``opponents="greedy"``,

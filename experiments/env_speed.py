@@ -153,7 +153,7 @@ def _make_envs(api: str, num_envs: int, num_workers: int, obs_dtype: str) -> Any
     if api == "sb3":
         from smoor_env.envs.sb3 import make_sb3_vec_env  # SB3 is optional (the rl extra)
 
-        return make_sb3_vec_env("smoor_env/Smoorverliefd-v0", num_envs, monitor=False,
+        return make_sb3_vec_env("smoor_env/Smoorverliefd-v1", num_envs, monitor=False,
                                 rules=Rules(), **options)
     return SmoorVectorEnv(num_envs=num_envs, rules=Rules(), copy=False, **options)
 

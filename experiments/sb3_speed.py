@@ -39,7 +39,7 @@ from smoor_env.envs.sb3 import make_sb3_vec_env
 @dataclass
 class Args:
     game: str = "Smoorverliefd"
-    """environment id smoor_env/<game>-v0: Smoorverliefd or Hearts"""
+    """environment id smoor_env/<game>-v1: Smoorverliefd or Hearts"""
     num_players: int = 4
     """number of players"""
     opponents: list[str] = field(default_factory=lambda: ["greedy", "random"])
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", category=UserWarning)
-    env_id = f"smoor_env/{args.game}-v0"
+    env_id = f"smoor_env/{args.game}-v1"
     options = {"num_players": args.num_players, "target_score": None}
     results: dict[str, Any] = {"args": dataclasses.asdict(args), "rows": []}
     for opponents in args.opponents:

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 
 def _register_gymnasium_ids() -> None:
-    """``smoor_env/Smoorverliefd-v0`` and ``smoor_env/Hearts-v0`` (rules as keyword arguments).
+    """``smoor_env/Smoorverliefd-v1`` and ``smoor_env/Hearts-v1`` (rules as keyword arguments).
 
     The entry points are in ``agents.env_factories``: they turn opponent names into
     agents (``agents.make_agent``) and build ``gym_env.SmoorEnv`` / ``SmoorVectorEnv``.
@@ -27,7 +27,7 @@ def _register_gymnasium_ids() -> None:
     import gymnasium
 
     for name, game in (("Smoorverliefd", "smoorverliefd"), ("Hearts", "hearts")):
-        env_id = f"smoor_env/{name}-v0"
+        env_id = f"smoor_env/{name}-v1"
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point="agents.env_factories:make_env",
                                vector_entry_point="agents.env_factories:make_vector_env",

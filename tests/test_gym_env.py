@@ -13,13 +13,13 @@ import smoor_env  # noqa: F401 - registers the ids
 from agents import RandomAgent, make_agent
 from agents.base import pack_mask
 from agents.env_factories import make_env, make_vector_env
-from smoor_env import Engine, Phase, Rules
+from smoor_env import PRESETS, Engine, Phase, Rules, preset
 from smoor_env.core.state import PHASE_ACTION_OFFSET
 from smoor_env.envs.agent_loop import offers_packed
 from smoor_env.envs.gym_env import RESTART_ACTION, SmoorEnv, SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE, observe, split_observation
 
-IDS = ["smoor_env/Smoorverliefd-v0", "smoor_env/Hearts-v0"]
+IDS = ["smoor_env/Smoorverliefd-v1", "smoor_env/Hearts-v1"]
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -32,9 +32,9 @@ def test_gymnasium_check_env(env_id, options):
 
 
 def test_rules_are_keyword_arguments():
-    env = gym.make("smoor_env/Smoorverliefd-v0", num_players=5, bidding=True, trump_hearts=True)
+    env = gym.make("smoor_env/Smoorverliefd-v1", num_players=5, bidding=True, trump_hearts=True)
     assert env.unwrapped.rules == Rules(num_players=5, bidding=True, trump_hearts=True)
-    hearts = gym.make("smoor_env/Hearts-v0", num_players=3)
+    hearts = gym.make("smoor_env/Hearts-v1", num_players=3)
     assert hearts.unwrapped.rules.is_hearts and hearts.unwrapped.rules.num_players == 3
 
 
@@ -81,7 +81,7 @@ def test_the_environments_take_agent_objects_and_gymnasium_make_takes_names():
     greedy = make_agent("greedy")
     env = SmoorEnv(num_players=3, opponents=[greedy, make_agent("random")], target_score=None)
     _play_match(env, seed=2, rng=np.random.default_rng(2))
-    made = gym.make("smoor_env/Smoorverliefd-v0", opponents="greedy").unwrapped
+    made = gym.make("smoor_env/Smoorverliefd-v1", opponents="greedy").unwrapped
     assert isinstance(made, SmoorEnv) and made._match.agent_loop.agents[0].name == "greedy"
 
 
@@ -118,7 +118,7 @@ def test_same_seed_same_episode():
 
 
 def test_vector_env_from_make_vec():
-    envs = gym.make_vec("smoor_env/Hearts-v0", num_envs=16,
+    envs = gym.make_vec("smoor_env/Hearts-v1", num_envs=16,
                         vectorization_mode="vector_entry_point", num_players=5)
     assert isinstance(envs, SmoorVectorEnv)
     assert envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.NEXT_STEP
@@ -345,3 +345,21 @@ def test_vector_env_rejects_non_integer_actions(dtype):
         envs.step(np.argmax(info["action_mask"], axis=1).astype(dtype))
     assert all(np.array_equal(getattr(before, f), getattr(envs.engine.state, f))
                for f in ("hands", "played", "current_player", "totals"))
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+@pytest.mark.parametrize("obs_dtype", ["float32", "int8"])
+def test_the_observation_space_has_finite_bounds_that_every_observation_keeps(name, obs_dtype):
+    rules = preset(name, num_players=4, matches=True)
+    envs = SmoorVectorEnv(32, rules=rules, opponents=RandomAgent(), obs_dtype=obs_dtype)
+    space = envs.single_observation_space
+    assert np.isfinite(space.low).all() and np.isfinite(space.high).all()
+    assert space.dtype == np.dtype(obs_dtype) and (space.low <= space.high).all()
+    rng = np.random.default_rng(0)
+    observations, info = envs.reset(seed=1)
+    for _ in range(60):
+        assert all(space.contains(o) for o in observations)
+        masks = envs.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        observations, *_ = envs.step(actions)
+    envs.close()

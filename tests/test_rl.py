@@ -407,7 +407,7 @@ def test_maskable_ppo_trains_on_smoor_env() -> None:
 
     import smoor_env  # noqa: F401  (registers the environments)
 
-    env = gymnasium.make("smoor_env/Smoorverliefd-v0", target_score=None,
+    env = gymnasium.make("smoor_env/Smoorverliefd-v1", target_score=None,
                          opponents="random", reward_mode="trick")
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128,
                                     n_epochs=2, seed=0, verbose=0)

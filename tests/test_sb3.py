@@ -18,14 +18,14 @@ from smoor_env import Rules  # noqa: E402
 from smoor_env.envs.gym_env import RESTART_ACTION  # noqa: E402
 from smoor_env.envs.sb3 import SB3VecEnv, make_sb3_vec_env  # noqa: E402
 
-ENV_ID = "smoor_env/Smoorverliefd-v0"
+ENV_ID = "smoor_env/Smoorverliefd-v1"
 
 
 def _random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
 
 
-@pytest.mark.parametrize("env_id", [ENV_ID, "smoor_env/Hearts-v0"])
+@pytest.mark.parametrize("env_id", [ENV_ID, "smoor_env/Hearts-v1"])
 def test_conventions_step_by_step_against_the_vector_env(env_id):
     """Single rounds end for every game on the same step: there the adapter returns the next
     episode's first observation at once (``terminal_observation`` in the infos), while the
@@ -134,7 +134,7 @@ def test_maskable_ppo_trains_on_the_adapter():
             return True
 
     torch.set_num_threads(1)
-    env = make_sb3_vec_env("smoor_env/Hearts-v0", 16, num_players=3, target_score=None,
+    env = make_sb3_vec_env("smoor_env/Hearts-v1", 16, num_players=3, target_score=None,
                            reward_mode="trick", opponents="greedy")
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=256, n_epochs=2,
                                     seed=0, verbose=0)

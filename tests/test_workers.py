@@ -95,7 +95,7 @@ def test_sub_environment_does_not_depend_on_the_batch_it_runs_in():
 
 
 def test_make_vec_passes_num_workers_and_copy():
-    envs = gym.make_vec("smoor_env/Hearts-v0", num_envs=6, vectorization_mode="vector_entry_point",
+    envs = gym.make_vec("smoor_env/Hearts-v1", num_envs=6, vectorization_mode="vector_entry_point",
                         num_workers=2, copy=False, obs_dtype="int8")
     try:
         assert isinstance(envs, SmoorVectorEnv) and envs.num_workers == 2 and envs.engine is None
@@ -271,7 +271,7 @@ def test_sb3_adapter_with_workers_equals_one_process():
     from smoor_env.envs.sb3 import make_sb3_vec_env
 
     def run(num_workers: int) -> list[np.ndarray]:
-        adapter = make_sb3_vec_env("smoor_env/Hearts-v0", 6, monitor=False, num_players=3,
+        adapter = make_sb3_vec_env("smoor_env/Hearts-v1", 6, monitor=False, num_players=3,
                                    target_score=None, num_workers=num_workers)
         adapter.seed(5)
         out = [adapter.reset(), adapter.action_masks()]

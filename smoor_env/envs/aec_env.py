@@ -41,7 +41,11 @@ in ``env()`` alike; an unknown agent name is a ``ValueError``. A call that raise
 changes nothing: a ``reset`` with a bad seed or option leaves the current match
 and the random generator as they were.
 
-Version history: v0, the first release.
+Version history (``metadata["name"]``: ``smoorverliefd_v1`` / ``hearts_v1``):
+
+* v1: the observation gained the ``card_trick`` block (1,128 values, was 1,076) and its
+  space real bounds (``observation_bounds``, was -inf..inf); each game its own name.
+* v0: the first release.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from smoor_env.observation import (
     STATE_SIZE,
     ObservationTracker,
     full_state,
+    observation_bounds,
 )
 from smoor_env.record import round_record
 from smoor_env.render import render_rgb, render_text
@@ -132,7 +137,7 @@ class _CheckedCalls(wrappers.BaseWrapper):
 class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     """One match of the given ``Rules``; see the module docstring."""
 
-    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "smoorverliefd_v0",
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "smoorverliefd_v1",
                 "is_parallelizable": False, "render_fps": 1}
 
     def __init__(self, rules: Rules | None = None, render_mode: str | None = None,
@@ -148,17 +153,22 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
                              f"or None, got {render_mode!r}")
         self.render_mode = render_mode
         if self.rules.is_hearts:
-            self.metadata = {**self.metadata, "name": "hearts_v0"}
+            self.metadata = {**self.metadata, "name": "hearts_v1"}
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = self.possible_agents[:]
         obs_space = spaces.Dict({
-            "observation": spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32),
+            "observation": spaces.Box(*observation_bounds(self.rules), (OBSERVATION_SIZE,),
+                                      np.float32),
             "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
         })
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self.state_space = spaces.Box(-np.inf, np.inf, (STATE_SIZE,), np.float32)
+        low, high = observation_bounds(self.rules)  # the state: seat 0's view, then 0/1 blocks
+        extra = STATE_SIZE - OBSERVATION_SIZE
+        self.state_space = spaces.Box(np.concatenate([low, np.zeros(extra, np.float32)]),
+                                      np.concatenate([high, np.ones(extra, np.float32)]),
+                                      (STATE_SIZE,), np.float32)
         self.engine = Engine(self.rules, 1)
         # Every seat's observation of the one game, updated as the engine steps.
         self._tracker = ObservationTracker(self.engine, np.arange(n), np.zeros(n, np.int64))

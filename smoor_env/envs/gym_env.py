@@ -1,7 +1,7 @@
 """Gymnasium environments: one learning seat against batched opponent agents.
 
-* ``SmoorEnv`` (``gymnasium.make("smoor_env/Smoorverliefd-v0")`` or
-  ``"smoor_env/Hearts-v0"``): one match; the learner plays ``learner_seat`` and
+* ``SmoorEnv`` (``gymnasium.make("smoor_env/Smoorverliefd-v1")`` or
+  ``"smoor_env/Hearts-v1"``): one match; the learner plays ``learner_seat`` and
   the other seats are played by opponent agents (objects with the agent
   protocol, played by ``smoor_env.envs.agent_loop.AgentLoop``). ``gymnasium.make`` also takes
   agent names (``opponents="greedy"``, random by default): its entry points,
@@ -73,14 +73,26 @@ from smoor_env.core.streams import GameStreams
 from smoor_env.envs.agent_loop import AgentLoop, Randomness
 from smoor_env.envs.reward import Rewards
 from smoor_env.envs.workers import WorkerPool, shared_space
-from smoor_env.observation import OBSERVATION_SIZE, ObservationTracker, observation_dtype
+from smoor_env.observation import (
+    OBSERVATION_SIZE,
+    ObservationTracker,
+    observation_bounds,
+    observation_dtype,
+)
 from smoor_env.render import render_rgb, render_text
 
 #: The one action a finished episode's mask allows (a placeholder: it is never played).
 RESTART_ACTION = 0
-OBSERVATION_SPACE = spaces.Box(-np.inf, np.inf, (OBSERVATION_SIZE,), np.float32)
-#: The compact observations' space (see ``smoor_env.observation``: int8 steps).
-COMPACT_OBSERVATION_SPACE = spaces.Box(-127, 127, (OBSERVATION_SIZE,), np.int8)
+
+
+def observation_space(rules: Rules, dtype: str | np.dtype | type = "float32") -> spaces.Box:
+    """The (OBSERVATION_SIZE,) space of one seat's observations under ``rules`` in
+    ``dtype`` (float32, or int8 compact steps): every block's real bounds
+    (``smoor_env.observation.observation_bounds``)."""
+    low, high = observation_bounds(rules, dtype)
+    return spaces.Box(low, high, (OBSERVATION_SIZE,), low.dtype)
+
+
 ACTION_SPACE = spaces.Discrete(NUM_ACTIONS)
 
 
@@ -222,7 +234,7 @@ class SmoorEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.render_mode = render_mode
-        self.observation_space = OBSERVATION_SPACE
+        self.observation_space = observation_space(self.rules)
         self.action_space = ACTION_SPACE
         self.engine = Engine(self.rules, 1)
         self._match = _Match(self.engine, learner_seat, opponents, reward_mode,
@@ -407,8 +419,7 @@ class SmoorVectorEnv(VectorEnv):
             raise ValueError(f"num_workers must be 1..num_envs ({self.num_envs}), got "
                              f"{num_workers}")
         dtype = observation_dtype(obs_dtype)
-        self.single_observation_space = (OBSERVATION_SPACE if dtype == np.float32
-                                         else COMPACT_OBSERVATION_SPACE)
+        self.single_observation_space = observation_space(self.rules, dtype)
         self.single_action_space = ACTION_SPACE
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(ACTION_SPACE, self.num_envs)

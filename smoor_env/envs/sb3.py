@@ -1,6 +1,6 @@
 """Stable-Baselines3 adapter: one batched engine as an SB3 ``VecEnv``.
 
-``make_sb3_vec_env("smoor_env/Smoorverliefd-v0", 256, opponents="greedy")`` builds one
+``make_sb3_vec_env("smoor_env/Smoorverliefd-v1", 256, opponents="greedy")`` builds one
 ``SmoorVectorEnv`` (one engine for all ``num_envs`` games, not one object or process
 per game) and presents it with SB3's conventions, so that SB3's algorithms and
 sb3-contrib's ``MaskablePPO`` train on it unchanged:
@@ -50,7 +50,7 @@ def make_sb3_vec_env(env_id: str, num_envs: int, monitor: bool = True,
     """An SB3 ``VecEnv`` of ``num_envs`` games in one batched engine.
 
     Args:
-        env_id: ``"smoor_env/Smoorverliefd-v0"`` or ``"smoor_env/Hearts-v0"``.
+        env_id: ``"smoor_env/Smoorverliefd-v1"`` or ``"smoor_env/Hearts-v1"``.
         num_envs: the number of environments (games in the engine's batch).
         monitor: wrap the adapter in SB3's ``VecMonitor`` (episode returns in the logs).
         kwargs: ``SmoorVectorEnv`` arguments: rules fields (``num_players=3``),

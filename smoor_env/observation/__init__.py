@@ -16,6 +16,7 @@ from smoor_env.observation.layout import (
     card_sets,
     compact_scale,
     decode,
+    observation_bounds,
     observation_dtype,
     observation_slices,
     split_observation,
@@ -25,5 +26,5 @@ from smoor_env.observation.tracker import ObservationTracker
 __all__ = ["COMPACT_UNITS", "LAYOUT", "MAX_SEATS", "OBSERVATION_SIZE", "OBS_DTYPES",
            "QUANTISED_BLOCKS", "RULE_FLAGS", "SLICES", "STATE_EXTRA", "STATE_SIZE",
            "ObservationTracker", "card_sets", "compact_scale", "decode", "full_state",
-           "observation_dtype", "observation_slices", "observe", "shows_void",
-           "split_observation"]
+           "observation_bounds", "observation_dtype", "observation_slices", "observe",
+           "shows_void", "split_observation"]

@@ -85,6 +85,8 @@ from typing import Any
 import numpy as np
 
 from smoor_env.core import cards as C
+from smoor_env.core.rules import TOTALS_BOUND, Rules
+from smoor_env.core.scoring import score_scale
 
 MAX_SEATS = 5
 LAYOUT: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -153,6 +155,39 @@ def observation_dtype(name: str | np.dtype | type) -> np.dtype:
         raise ValueError(f"the observation dtype must be one of {OBS_DTYPES}, got {name!r} "
                          f"(uint8 cannot hold Hearts' negative points)")
     return dtype
+
+
+def observation_bounds(rules: Rules, dtype: str | np.dtype | type = "float32"
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """(OBSERVATION_SIZE,) lowest and highest value of every entry of an observation under
+    ``rules`` in ``dtype`` (the environments' observation spaces).
+
+    0..1 for the 0/1 blocks and ``trick_number``; ``round_points`` within the rules' largest
+    round points (``Rules.round_points_bound``) over the round total, either sign;
+    ``totals`` within the largest total a match can reach (a start of ``TOTALS_BOUND`` plus
+    ``max_rounds`` rounds of the largest points) over the target; ``card_trick`` up to the
+    last trick's ``tricks / COMPACT_UNITS``. int8 observations: the same in compact steps,
+    clipped to -127..127.
+    """
+    dtype = observation_dtype(dtype)
+    scale = score_scale(rules)
+    points = rules.round_points_bound / scale
+    totals = (TOTALS_BOUND + rules.max_rounds * rules.round_points_bound) / (
+        rules.target_score if rules.target_score is not None else scale)
+    low = np.zeros(OBSERVATION_SIZE)  # (OBSERVATION_SIZE,) float64
+    high = np.ones(OBSERVATION_SIZE)
+    for name, (lowest, highest) in {"round_points": (-points, points),
+                                    "totals": (-totals, totals),
+                                    "card_trick": (0.0, rules.num_tricks / COMPACT_UNITS)}.items():
+        low[SLICES[name]], high[SLICES[name]] = lowest, highest
+    if dtype == np.int8:
+        low = np.clip(np.floor(low * COMPACT_UNITS), -127, 127)
+        high = np.clip(np.ceil(high * COMPACT_UNITS), -127, 127)
+        quantised = np.zeros(OBSERVATION_SIZE, bool)
+        for name in QUANTISED_BLOCKS:
+            quantised[SLICES[name]] = True
+        low, high = np.where(quantised, low, 0), np.where(quantised, high, 1)
+    return low.astype(dtype), high.astype(dtype)
 
 
 def _encode(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
