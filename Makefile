@@ -40,8 +40,9 @@ gymnasium_in = $$($(1)/bin/python -c 'import gymnasium; print(gymnasium.__versio
 venv: $(STAMP)
 
 # Re-run whenever pyproject.toml changes (the stamp is older than it).
-# The rl extra's torch is installed first, pinned (a CPU build), so that nothing pulls
-# another (CUDA, several GB) torch build.
+# torch is installed first, pinned to this machine's CPU build (the rl extra states a range,
+# torch>=2.4, which this build satisfies), so that nothing pulls another (CUDA, several GB)
+# torch build.
 $(STAMP): pyproject.toml
 	@if [ -z "$(PYTHON)" ]; then echo "error: neither python3.11 nor python3 found on PATH" >&2; exit 1; fi
 	@echo "==> creating $(VENV) with $(PYTHON) ($$($(PYTHON) --version 2>&1))"

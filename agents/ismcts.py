@@ -165,7 +165,9 @@ class ISMCTSAgent(SearchAgent):
             3 and 4 players and ``ppo_hearts5`` at 5, with or without passing;
             ``ppo_smoorverliefd`` in plain
             Smoorverliefd at 3-5 players), none elsewhere (the Smoorverliefd
-            variants). None: no prior.
+            variants). A rule set whose shipped policy's file is missing (an install
+            without the package data) is a FileNotFoundError, not a search without it.
+            None: no prior.
         prior_weight: points per unit of log-probability of ``prior``.
         root: ``"ucb"``: the root's moves are chosen by UCB like every node's, each walk
             in a world of its own, and the most visited is played.
@@ -237,6 +239,12 @@ class ISMCTSAgent(SearchAgent):
         self.bid_worlds = int(bid_worlds)
         self._mc = MCAgent(worlds=self.bid_worlds, rollout=rollout, rules=rules)
         self._rules_cache: dict[bytes, Rules] = {}
+
+    def prior_for(self, rules: Rules) -> Any:
+        """The policy agent ``prior`` plays in ``rules`` (with ``"auto"``, the shipped
+        ``ppo`` checkpoint of the rule set; a FileNotFoundError if its file is missing),
+        or None."""
+        return self._prior.agent_for(rules)
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         mask, obs, view, actions, search = self._prepare(observations)

@@ -96,7 +96,10 @@ class Prior:
     ``spec`` is an agent spec with a ``log_policy`` (e.g. ``"ppo:checkpoint=ppo_hearts"``),
     played in every rule set; ``"auto"``: in each rule set the shipped checkpoint trained
     on it, or on the same tricks with another player count or passing
-    (``agents.ppo.shipped_policy_for``), none where no checkpoint was; None: none.
+    (``agents.ppo.shipped_policy_for``), none in the rule sets no shipped checkpoint was
+    trained for; None: none. With ``"auto"``, a rule set whose shipped policy's file is
+    missing (an install without the package data) is a FileNotFoundError at its first
+    decision, naming the file and the folder looked in: never a search without it.
     """
 
     def __init__(self, spec: str | None, weight: float) -> None:
@@ -113,8 +116,12 @@ class Prior:
         if self.spec != "auto":
             return self.agent
         if rules not in self._auto:
-            name = shipped_policy_for(rules)
-            self._auto[rules] = None if name is None else PPOAgent(name)
+            try:
+                name = shipped_policy_for(rules)
+                self._auto[rules] = None if name is None else PPOAgent(name)
+            except FileNotFoundError as error:
+                raise FileNotFoundError(f"prior='auto' in {rules}: {error} (or give the "
+                                        f"prior explicitly: prior=None plays none)") from error
         return self._auto[rules]
 
     def bonus(self, obs: np.ndarray, mask: np.ndarray, rules: Rules) -> np.ndarray | None:
@@ -218,6 +225,11 @@ class MCAgent(SearchAgent):
     # ------------------------------------------------------------------ api
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         return self.evaluate(observations, rng)[0]
+
+    def prior_for(self, rules: Rules) -> Any:
+        """The policy agent ``prior`` plays in ``rules`` (with ``"auto"``, the shipped
+        ``ppo`` checkpoint of the rule set), or None."""
+        return self._prior.agent_for(rules)
 
     def evaluate(self, observations: dict[str, np.ndarray], rng: np.random.Generator
                  ) -> tuple[np.ndarray, np.ndarray]:

@@ -1,15 +1,17 @@
 """``ppo``: a policy trained by ``experiments/train_ppo.py``, played in numpy from its
 checkpoint (no PyTorch needed to play; training needs the ``rl`` extra).
 
-    make_agent("ppo")                                    # checkpoints/ppo_smoorverliefd.pt
+    make_agent("ppo")                                    # ppo_smoorverliefd (shipped)
     make_agent("ppo", checkpoint="ppo_hearts")           # a shipped checkpoint by name
     make_agent("ppo", checkpoint="runs/x/model.pt", sample=True)   # or any file
     python -m experiments.win_rates --agents ppo:checkpoint=ppo_hearts \\
         random greedy mc --players 4 --rule-sets hearts
 
-Shipped checkpoints (``checkpoints/<name>.pt``, see README "Reinforcement learning"):
-``ppo_smoorverliefd`` (Smoorverliefd, 3, 4 and 5 players) and ``ppo_hearts`` (Hearts with
-passing, 4 players).
+Shipped checkpoints (``agents/checkpoints/<name>.pt``, package data: installed with the
+package, see README "Reinforcement learning"): ``ppo_smoorverliefd`` (Smoorverliefd, 3, 4
+and 5 players), ``ppo_hearts`` (Hearts with passing, 4 players) and ``ppo_hearts5`` (the
+same at 5 players); ``SHIPPED_POLICIES`` names them. Their training curves are in
+``docs/results/rl/`` (not installed).
 
 A checkpoint is a ``torch.save`` dict (``agents.policy_net.save_checkpoint``): ``"model"`` (the
 ``PolicyNet`` state dict), ``"hidden"`` (layer sizes), ``"card_head"`` (0: none) and
@@ -38,13 +40,30 @@ from agents.base import check_mask, register
 from smoor_env.core.rules import Rules
 from smoor_env.observation import MAX_SEATS, SLICES
 
-#: Folder of the shipped checkpoints; ``checkpoint="<name>"`` loads ``<name>.pt`` from it.
-CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "checkpoints"
+#: Folder of the shipped checkpoints, package data (``agents/checkpoints/``: in a checkout
+#: as in an installed wheel); ``checkpoint="<name>"`` loads ``<name>.pt`` from it.
+CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+#: What a relative checkpoint path that is not found from the working directory is tried
+#: against: the repository's root in a checkout (``agents/checkpoints/ppo_hearts.pt``).
+_ROOT = Path(__file__).resolve().parent.parent
 #: The checkpoint played by default (Smoorverliefd, 3, 4 and 5 players).
 DEFAULT_CHECKPOINT = "ppo_smoorverliefd"
 
 #: Logit of illegal actions (large negative, finite: no NaN when a row has no legal action).
 MASKED_LOGIT = -1e8
+
+_PLAIN = {"single_round": True, "trump_hearts": False, "bidding": False, "partners": False,
+          "pip_scoring": False}
+#: The checkpoints the package ships, each with the training arguments its rules come from
+#: (``training_rules``; the same as in the file's ``"args"``, ``tests/test_packaging.py``
+#: checks them). ``shipped_policy_for`` maps rule sets to these names whether or not the
+#: files are there, so a rule set whose policy is missing (an install without the
+#: package data) is a FileNotFoundError, not a search without its policy.
+SHIPPED_POLICIES: dict[str, dict[str, Any]] = {
+    "ppo_hearts": {"game": "hearts", "num_players": [4], **_PLAIN},
+    "ppo_hearts5": {"game": "hearts", "num_players": [5], **_PLAIN},
+    "ppo_smoorverliefd": {"game": "smoorverliefd", "num_players": [3, 4, 5], **_PLAIN},
+}
 
 _DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
            "LongStorage": np.int64, "IntStorage": np.int32, "BoolStorage": np.bool_}
@@ -202,23 +221,34 @@ class NumpyPolicyNet:
 
 
 def shipped_checkpoints() -> list[str]:
-    """Names of the checkpoints shipped in ``checkpoints/`` (what ``checkpoint=`` accepts
-    besides a path)."""
+    """Names of the checkpoints in ``CHECKPOINT_DIR`` (``agents/checkpoints/``: what
+    ``checkpoint=`` accepts besides a path)."""
     return sorted(path.stem for path in CHECKPOINT_DIR.glob("*.pt"))
+
+
+def _missing(name: str) -> FileNotFoundError:
+    """The error of a shipped checkpoint whose file is not in ``CHECKPOINT_DIR``."""
+    return FileNotFoundError(
+        f"the shipped PPO checkpoint {name!r} is missing: no {name}.pt in {CHECKPOINT_DIR} "
+        f"(smoor-env is installed without its package data agents/checkpoints/*.pt; "
+        f"reinstall it from a wheel or a checkout that has them)")
 
 
 def resolve_checkpoint(checkpoint: str | Path) -> Path:
     """The file of ``checkpoint``: a shipped checkpoint's name (``"ppo_hearts"`` is
-    ``checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to the
-    repository."""
+    ``agents/checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to
+    the repository's root. A name in ``SHIPPED_POLICIES`` whose file is missing is a
+    FileNotFoundError saying where it was looked for."""
     path = Path(checkpoint)
     named = CHECKPOINT_DIR / f"{checkpoint}.pt"
     if path.name == str(checkpoint) and not path.suffix and named.exists():
         return named
     if not path.exists() and not path.is_absolute():
-        repo = CHECKPOINT_DIR.parent / path
+        repo = _ROOT / path
         if repo.exists():
             return repo
+    if not path.exists() and str(checkpoint) in SHIPPED_POLICIES:
+        raise _missing(str(checkpoint))
     if not path.exists():
         raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
                                 f"shipped checkpoint name ({', '.join(shipped_checkpoints())})")
@@ -251,8 +281,25 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     5-player Hearts without passing, while the Smoorverliefd variants
     (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
     policy misleads the search (measured in the README's "Agents' strength").
+
+    The checkpoints of ``SHIPPED_POLICIES`` take part by their listed training rules
+    even when their files are missing: a rule set whose policy is one of those is then a
+    FileNotFoundError naming the file and the folder looked in (never None, which would
+    be a search without its policy); rule sets that have no policy are unaffected.
     """
     trained = {name: PPOAgent(name).train_args for name in shipped_checkpoints()}
+    missing = {name: args for name, args in SHIPPED_POLICIES.items()
+               if name not in trained and not (CHECKPOINT_DIR / f"{name}.pt").is_file()}
+    trained = dict(sorted({**trained, **missing}.items()))
+    name = _policy_for(rules, trained, related)
+    if name in missing:
+        raise _missing(name)
+    return name
+
+
+def _policy_for(rules: Rules, trained: dict[str, Mapping[str, Any]], related: bool
+                ) -> str | None:
+    """``shipped_policy_for`` among the checkpoints ``trained`` (name: training args)."""
 
     def like(args: Mapping[str, Any], **fields: Any) -> Rules | None:
         """The checkpoint's training rules (one round) with these fields of ``rules``;
@@ -290,7 +337,7 @@ class PPOAgent:
 
     Args:
         checkpoint: a shipped checkpoint's name (``"ppo_smoorverliefd"``, the default, or
-            ``"ppo_hearts"``: ``checkpoints/<name>.pt``) or a checkpoint file's path,
+            ``"ppo_hearts"``: ``agents/checkpoints/<name>.pt``) or a checkpoint file's path,
             played by ``NumpyPolicyNet``.
         sample: sample from the policy instead of playing its most likely action.
         threads: BLAS threads of the forward pass (default 1: a decision stays on one

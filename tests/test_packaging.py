@@ -1,0 +1,117 @@
+"""The shipped policies are package data (``agents/checkpoints/``), and an install without
+them fails loudly: ``ppo`` by name, and ``prior="auto"`` in every rule set whose policy is
+missing, name the file and the folder looked in; rule sets without a policy play on.
+
+(tests/test_wheel.py plays them from a built wheel, outside the checkout.)
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import agents.ppo as ppo
+from agents import make_agent
+from smoor_env import Engine, Rules
+from smoor_env.core.presets import PRESETS
+from smoor_env.observation import observe
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_shipped_checkpoints_are_package_data_of_agents() -> None:
+    assert ppo.CHECKPOINT_DIR == ROOT / "agents" / "checkpoints"
+    # a new shipped checkpoint goes into SHIPPED_POLICIES, so that its absence is an error
+    assert set(ppo.shipped_checkpoints()) == set(ppo.SHIPPED_POLICIES)
+    for name in ppo.SHIPPED_POLICIES:
+        assert (ppo.CHECKPOINT_DIR / f"{name}.json").is_file(), name
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert {"checkpoints/*.pt", "checkpoints/*.json"} <= set(data["package-data"]["agents"])
+    # the training curves are measurements, kept in the repository, not installed
+    for name in ppo.SHIPPED_POLICIES:
+        assert (ROOT / "docs" / "results" / "rl" / f"{name}_curve.csv").is_file(), name
+
+
+@pytest.mark.parametrize("name", sorted(ppo.SHIPPED_POLICIES))
+def test_the_listed_training_rules_are_the_checkpoints(name: str) -> None:
+    """SHIPPED_POLICIES (what the mapping uses when a file is missing) says what the
+    checkpoint's own arguments say."""
+    args = ppo.read_checkpoint(ppo.CHECKPOINT_DIR / f"{name}.pt")["args"]
+    listed = ppo.SHIPPED_POLICIES[name]
+    assert {key: args[key] for key in listed} == listed
+
+
+def rule_sets() -> list[Rules]:
+    """Every preset at every player count it allows, as single rounds and as matches."""
+    found = []
+    for preset in PRESETS.values():
+        for players in preset.players:
+            for matches in (False, True):
+                if matches or not preset.matches_only:
+                    found.append(preset.rules(players, matches))
+    return found
+
+
+def observations(rules: Rules, seed: int = 3) -> dict[str, np.ndarray]:
+    """The first decision of two games of ``rules`` (Hearts' passing: a pass)."""
+    engine = Engine(rules, 2)
+    engine.reset(seed)
+    return {"observation": observe(engine, engine.state.current_player),
+            "action_mask": engine.legal_mask}
+
+
+@pytest.fixture
+def no_checkpoints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The checkpoint folder of an install without the package data."""
+    empty = tmp_path / "checkpoints"
+    empty.mkdir()
+    monkeypatch.setattr(ppo, "CHECKPOINT_DIR", empty)
+    monkeypatch.setattr(ppo, "_CACHE", {})
+    return empty
+
+
+def test_ppo_by_name_without_its_file_says_which_and_where(no_checkpoints: Path) -> None:
+    for options, name in (({}, ppo.DEFAULT_CHECKPOINT), ({"checkpoint": "ppo_hearts"},
+                                                         "ppo_hearts")):
+        with pytest.raises(FileNotFoundError) as error:
+            make_agent("ppo", **options)
+        assert f"{name}.pt" in str(error.value) and str(no_checkpoints) in str(error.value)
+
+
+def test_prior_auto_without_the_files_is_an_error_where_a_policy_is_due(
+        no_checkpoints: Path) -> None:
+    """With the folder empty, every rule set that has a shipped policy (by the mapping,
+    with the files present) is a FileNotFoundError naming that policy's file and the
+    folder, for ``ismcts`` (prior="auto" by default) and ``mc``; the others have no prior,
+    as with the files."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ppo, "CHECKPOINT_DIR", ROOT / "agents" / "checkpoints")
+        with_files = {rules: ppo.shipped_policy_for(rules) for rules in rule_sets()}
+    assert no_checkpoints == ppo.CHECKPOINT_DIR
+    assert set(with_files.values()) == {None, *ppo.SHIPPED_POLICIES}
+    for agent in (make_agent("ismcts"), make_agent("mc", prior="auto")):
+        for rules, name in with_files.items():
+            if name is None:
+                assert agent.prior_for(rules) is None, rules
+                continue
+            with pytest.raises(FileNotFoundError) as error:
+                agent.prior_for(rules)
+            message = str(error.value)
+            assert f"no {name}.pt in {no_checkpoints}" in message, message
+            assert "prior='auto'" in message
+
+
+def test_an_ismcts_decision_without_its_policy_fails_and_without_one_plays(
+        no_checkpoints: Path) -> None:
+    small = {"iterations": 8, "walks": 4, "seed_worlds": 2, "bid_worlds": 4}
+    plain = Rules(num_players=4, target_score=None)  # a free lead: searched
+    with pytest.raises(FileNotFoundError, match="ppo_smoorverliefd.pt"):
+        make_agent("ismcts", **small).act(observations(plain), np.random.default_rng(0))
+    # met Troef has no policy by design: it plays as with the files
+    trumps = Rules(num_players=4, trump_hearts=True, target_score=None)
+    obs = observations(trumps)
+    actions = make_agent("ismcts", **small).act(obs, np.random.default_rng(0))
+    assert obs["action_mask"][np.arange(len(actions)), actions].all()
