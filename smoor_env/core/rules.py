@@ -4,6 +4,8 @@ The rule texts are summarised in ``docs/rules.md``; each field below says which
 choice it encodes and its default. ``Rules`` validates itself when built, so an
 impossible combination (partners with 3 players, Cupid's Arrow in a single round,
 a Smoorverliefd variant in Hearts, ...) is a ``ValueError`` before any game starts.
+Each variant's named rule set (``smoor_env.core.presets``) bears the name of the field
+that makes it: ``preset("trump_hearts")`` is met Troef.
 """
 
 from __future__ import annotations
