@@ -20,8 +20,8 @@ from smoor_env import Engine, Rules  # noqa: E402
 from smoor_env.observation import observe  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-SHIPPED = REPO / "checkpoints" / "ppo_smoorverliefd.pt"
-SHIPPED_HEARTS = REPO / "checkpoints" / "ppo_hearts.pt"
+SHIPPED = REPO / "agents" / "checkpoints" / "ppo_smoorverliefd.pt"
+SHIPPED_HEARTS = REPO / "agents" / "checkpoints" / "ppo_hearts.pt"
 
 
 @pytest.fixture(autouse=True)
@@ -300,13 +300,13 @@ def test_shipped_checkpoints_play_legal_moves() -> None:
 
 
 def test_ppo_checkpoint_by_name_or_path() -> None:
-    """``checkpoint="<name>"`` is ``checkpoints/<name>.pt``; a path still works; an unknown
+    """``checkpoint="<name>"`` is ``agents/checkpoints/<name>.pt``; a path still works; an unknown
     name is an error that lists the shipped names."""
     from agents.policy_net import shipped_checkpoints
 
     assert {"ppo_smoorverliefd", "ppo_hearts", "ppo_hearts5"} <= set(shipped_checkpoints())
     by_name = make_agent("ppo", checkpoint="ppo_hearts")
-    for path in (str(SHIPPED_HEARTS), "checkpoints/ppo_hearts.pt"):
+    for path in (str(SHIPPED_HEARTS), "agents/checkpoints/ppo_hearts.pt"):
         by_path = make_agent("ppo", checkpoint=path)
         assert by_path.net is by_name.net  # the same file, read once
     assert by_name.train_args["game"] == "hearts"
