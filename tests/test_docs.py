@@ -1,34 +1,106 @@
-"""The README states what the code does: the agents' table lists every registered agent with
-its real options and defaults."""
+"""The docs state what the code does: every size, count, name and default they give about the
+API is checked against the code here, the README's code blocks run, and every relative link
+points at a file that exists."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import gymnasium
 import pytest
 
+import smoor_env
 from agents import agent_names
 from agents.base import _REGISTRY
+from smoor_env import PRESETS, Rules
+from smoor_env.core.state import BID_OFFSET, CURSE_OFFSET, NUM_ACTIONS
+from smoor_env.observation import LAYOUT, OBSERVATION_SIZE
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+README_LINES = 300
 
 
-def agent_table() -> dict[str, str]:
-    """{agent name: its options cell} from the README's table under "## Agents"."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Agents\n") + len("\n## Agents\n")
-    rows = {}
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def table_rows(text: str, heading: str) -> list[list[str]]:
+    """The cells of every row of the tables under ``heading`` (up to the next heading of
+    the same or a higher level), header and rule rows left out."""
+    level = heading.split(" ")[0]
+    text = "\n" + text
+    start = text.index(f"\n{heading}\n") + len(heading) + 2
+    rows = []
     for line in text[start:].splitlines():
-        if line.startswith("## "):
+        if re.match(rf"#{{1,{len(level)}}} ", line):
             break
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        match = re.fullmatch(r"`(\w+)`", cells[0])
-        if line.startswith("|") and match and len(cells) == 3:
-            rows[match.group(1)] = cells[2]
-    return rows
+        if line.startswith("|") and not re.fullmatch(r"[|\s:-]+", line):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows[1:] if rows else rows
+
+
+# ------------------------------------------------------------------------ README
+
+
+def test_the_readme_is_short():
+    assert len(read(README).splitlines()) <= README_LINES
+
+
+def test_the_readmes_first_screen_gives_the_two_make_commands():
+    first_block = re.search(r"```sh\n(.*?)```", read(README), re.S).group(1)
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines()]
+    assert [c for c in commands if c] == ["make benchmark", "make test"]
+    assert "make test" in read(ROOT / ".ci" / "run")
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", read(README), re.S)
+
+
+@pytest.mark.parametrize("index", range(len(python_blocks())))
+def test_every_python_block_of_the_readme_runs(index, tmp_path):
+    block = python_blocks()[index]
+    if "sb3_contrib" in block:
+        pytest.importorskip("sb3_contrib", reason="the SB3 quick start needs the rl extra")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_readmes_gymnasium_ids_are_registered():
+    ids = set(re.findall(r"smoor_env/\w+-v\d+", read(README)))
+    assert ids == {"smoor_env/Smoorverliefd-v1", "smoor_env/Hearts-v1"}
+    assert ids <= set(gymnasium.registry)
+
+
+def test_the_games_table_gives_every_preset_with_its_rules_field():
+    rows = table_rows(read(README), "## Games and variants")
+    assert [re.fullmatch(r"`(\w+)`", r[2]).group(1) for r in rows] == list(PRESETS)
+    for game, field, name, _players in rows:
+        preset = PRESETS[name.strip("`")]
+        options = {key: ast.literal_eval(value)
+                   for key, value in re.findall(r"(\w+)=([^,`]+)", field)}
+        assert preset.options == ({} if options == {"game": "smoorverliefd"} else options)
+        assert game.startswith(preset.title)
+
+
+# ------------------------------------------------------------------------ agents
+
+
+def agent_table(path: Path, heading: str) -> dict[str, str]:
+    """{agent name: its options cell} from the agents table under ``heading``."""
+    return {re.fullmatch(r"`(\w+)`", r[0]).group(1): r[2]
+            for r in table_rows(read(path), heading) if len(r) == 3}
 
 
 def documented_options(cell: str) -> tuple[dict[str, object], set[str]]:
@@ -50,15 +122,93 @@ def real_signature(name: str) -> inspect.Signature:
     return inspect.signature(factory)
 
 
-def test_the_agents_table_lists_every_registered_agent():
-    assert sorted(agent_table()) == agent_names()
-
-
-@pytest.mark.parametrize("name", sorted(agent_table()))
-def test_the_agents_table_gives_the_real_options_and_defaults(name):
-    defaults, required = documented_options(agent_table()[name])
+def real_options(name: str) -> tuple[dict[str, object], set[str]]:
     parameters = real_signature(name).parameters.values()
-    real_defaults = {p.name: p.default for p in parameters if p.default is not p.empty}
-    real_required = {p.name for p in parameters if p.default is p.empty}
-    assert defaults == real_defaults
-    assert required == real_required
+    return ({p.name: p.default for p in parameters if p.default is not p.empty},
+            {p.name for p in parameters if p.default is p.empty})
+
+
+@pytest.mark.parametrize(("path", "heading"), [(README, "## Agents"),
+                                               (DOCS / "agents.md", "# Agents")])
+def test_the_agents_tables_list_every_registered_agent(path, heading):
+    assert sorted(agent_table(path, heading)) == agent_names()
+
+
+@pytest.mark.parametrize("name", agent_names())
+def test_the_agents_page_gives_every_option_with_its_real_default(name):
+    defaults, required = documented_options(agent_table(DOCS / "agents.md", "# Agents")[name])
+    assert (defaults, required) == real_options(name)
+
+
+@pytest.mark.parametrize("name", agent_names())
+def test_the_readmes_agent_options_are_real_defaults(name):
+    defaults, required = documented_options(agent_table(README, "## Agents")[name])
+    real_defaults, real_required = real_options(name)
+    assert defaults.items() <= real_defaults.items()
+    assert required <= real_required
+
+
+# ------------------------------------------------------------------ environments
+
+
+def test_the_observation_table_gives_every_block_its_size_in_order():
+    rows = table_rows(read(DOCS / "environments.md"), "## Observation")
+    blocks = [(r[0].strip("`"), r[1]) for r in rows]
+    expected = [(name, " x ".join(map(str, shape))) for name, shape in LAYOUT]
+    assert blocks == expected
+    assert f"`OBSERVATION_SIZE` = {OBSERVATION_SIZE}" in read(DOCS / "environments.md")
+
+
+@pytest.mark.parametrize("path", [README, DOCS / "environments.md", DOCS / "rl.md"])
+def test_the_observation_length_is_stated_as_the_code_has_it(path):
+    stated = {int(n) for n in re.findall(r"\((?:N, )?(\d{4}),?\)", read(path))}
+    assert stated <= {OBSERVATION_SIZE}
+
+
+def test_the_action_table_gives_the_real_id_ranges():
+    rows = table_rows(read(DOCS / "environments.md"), "## Actions")
+    ranges = [tuple(map(int, r[0].split("-"))) for r in rows]
+    assert ranges == [(0, BID_OFFSET - 1), (BID_OFFSET, CURSE_OFFSET - 1),
+                      (CURSE_OFFSET, NUM_ACTIONS - 1)]
+    assert f"`NUM_ACTIONS` = {NUM_ACTIONS}" in read(DOCS / "environments.md")
+
+
+def test_the_version_history_names_the_registered_version():
+    text = read(DOCS / "environments.md")
+    history = text[text.index("## Version history"):]
+    newest = re.search(r"- v(\d+)", history).group(1)
+    assert {f"smoor_env/{game}-v{newest}" for game in ("Smoorverliefd", "Hearts")} <= set(
+        gymnasium.registry)
+    aec = smoor_env.raw_env(rules=Rules(game="hearts"))
+    assert aec.metadata["name"] == f"hearts_v{newest}"
+    assert smoor_env.raw_env().metadata["name"] == f"smoorverliefd_v{newest}"
+
+
+# ------------------------------------------------------------------------- rules
+
+
+@pytest.mark.parametrize(("heading", "game"), [("## Smoorverliefd", "smoorverliefd"),
+                                               ("## Hearts", "hearts")])
+def test_the_rules_page_gives_the_real_defaults(heading, game):
+    rules = Rules(game=game)
+    fields = {f.name for f in dataclasses.fields(Rules) if f.init}
+    rows = [r for r in table_rows(read(DOCS / "rules.md"), heading)
+            if re.fullmatch(r"`\w+`", r[0]) and r[0].strip("`") in fields]
+    assert len(rows) >= 5
+    for row in rows:
+        assert ast.literal_eval(row[1].strip("`")) == getattr(rules, row[0].strip("`")), row
+
+
+# ------------------------------------------------------------------------- links
+
+
+def doc_files() -> list[Path]:
+    return [README, ROOT / "CHANGELOG.md", *sorted(DOCS.rglob("*.md"))]
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_points_at_a_file(path):
+    missing = [target for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", read(path))
+               if not target.startswith(("http://", "https://", "mailto:"))
+               and not (path.parent / target).exists()]
+    assert not missing
