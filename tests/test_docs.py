@@ -21,7 +21,13 @@ from agents import agent_names
 from agents.base import _REGISTRY
 from smoor_env import PRESETS, Rules
 from smoor_env.core.state import BID_OFFSET, CURSE_OFFSET, NUM_ACTIONS
-from smoor_env.observation import LAYOUT, OBSERVATION_SIZE
+from smoor_env.observation import (
+    COMPACT_UNITS,
+    LAYOUT,
+    OBSERVATION_SIZE,
+    QUANTISED_BLOCKS,
+    RULE_FLAGS,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -212,3 +218,58 @@ def test_every_relative_link_points_at_a_file(path):
                if not target.startswith(("http://", "https://", "mailto:"))
                and not (path.parent / target).exists()]
     assert not missing
+
+
+# ------------------------------------------------------- more environment facts
+
+
+def test_the_rules_block_lists_the_real_flags_in_order():
+    rows = {r[0].strip("`"): r[2] for r in table_rows(read(DOCS / "environments.md"),
+                                                       "## Observation")}
+    flags = rows["rules"].split(":", 1)[1].split(",")
+    assert [f.strip() for f in flags] == ["hearts", *RULE_FLAGS]
+
+
+def test_the_compact_form_is_stated_as_the_code_has_it():
+    text = read(DOCS / "environments.md")
+    assert f"`COMPACT_UNITS` = {COMPACT_UNITS}" in text
+    stated = re.search(r"the four blocks that are not \(([^)]*)\)", text).group(1)
+    assert re.findall(r"`(\w+)`", stated) == list(QUANTISED_BLOCKS)
+
+
+def test_the_options_table_gives_the_real_defaults():
+    from smoor_env.envs.aec_env import raw_env
+    from smoor_env.envs.gym_env import SmoorEnv, SmoorVectorEnv
+    classes = {"AEC": raw_env, "single agent": SmoorEnv, "vector": SmoorVectorEnv}
+    rows = table_rows(read(DOCS / "environments.md"), "## Options")
+    documented = {}
+    for option, default, where, _meaning in rows:
+        names = list(classes) if where == "all" else [w.strip() for w in where.split(",")]
+        for name in names:
+            documented.setdefault(name, {})[option.strip("`")] = ast.literal_eval(
+                default.strip("`"))
+    for name, cls in classes.items():
+        real = {p.name: p.default for p in inspect.signature(cls).parameters.values()
+                if p.default is not p.empty and p.kind is not p.VAR_KEYWORD}
+        assert documented[name] == real, name
+
+
+@pytest.mark.parametrize("path", [README, DOCS / "environments.md", DOCS / "rl.md",
+                                  DOCS / "agents.md", DOCS / "speed.md"],
+                         ids=lambda p: p.name)
+def test_every_gymnasium_id_the_docs_name_is_registered(path):
+    assert set(re.findall(r"smoor_env/\w+-v\d+", read(path))) <= set(gymnasium.registry)
+
+
+@pytest.mark.parametrize("path", [README, DOCS / "environments.md", DOCS / "agents.md",
+                                  DOCS / "rl.md", DOCS / "speed.md", DOCS / "play.md"],
+                         ids=lambda p: p.name)
+def test_the_docs_name_only_real_presets(path):
+    """A command line's ``--rule-sets``/``--rules``/``--preset`` (or ``preset("...")``) names
+    presets."""
+    text = read(path)
+    named = [name for names in re.findall(r"--(?:rules|preset|rule-sets)((?:[ =][a-z][\w-]*)+)",
+                                          text)
+             for name in re.split(r"[ =]", names.strip(" ="))]
+    named += re.findall(r"preset\(\"(\w+)\"", text)
+    assert set(named) <= set(PRESETS)
