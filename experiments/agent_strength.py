@@ -9,7 +9,7 @@ time), so both agents play every seat of every deal. The reported *advantage* is
 stronger agent's mean points per round less the weaker one's (Hearts: the weaker
 one's penalty points less the stronger one's), so positive means the ladder holds.
 One sample per deal (averaged over its rotations and the agent's seats): the samples
-are independent and the interval is paired, mean +- 1.96 sd / sqrt(n). Every game
+are independent and the interval is paired, a t interval over deals. Every game
 is a single round (``target_score=None``; so Cupid's Arrow, which needs a match, is
 not in the ladder).
 
@@ -37,12 +37,11 @@ import numpy as np
 import tyro
 
 from agents import make_agent, parse_agent
-from experiments.win_rates import rules_for
-from smoor_env import Engine, Rules
+from agents.evaluation.duplicate import rotation_seating
+from agents.evaluation.stats import mean_interval
+from smoor_env import Engine, Rules, preset
 from smoor_env.envs.agent_loop import play_agents
 from smoor_env.observation import observe
-
-Z95 = 1.96  # normal quantile of the 95% two-sided interval
 
 
 @dataclass
@@ -50,8 +49,9 @@ class Args:
     ladder: list[str] = field(default_factory=lambda: ["random", "greedy", "mc", "ismcts"])
     """agent specs from the weakest to the strongest (name:key=value,...)"""
     rule_sets: list[str] = field(default_factory=lambda: [
-        "smoorverliefd", "troef", "bidding", "partners", "pip", "hearts", "hearts-no-pass"])
-    """rule sets (names of experiments.win_rates.RULE_SETS; partners: 4 players only)"""
+        "smoorverliefd", "trump_hearts", "bidding", "partners", "pip_scoring", "hearts",
+        "hearts_no_passing"])
+    """rule sets (names of smoor_env.PRESETS; partners: 4 players only)"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts"""
     deals: int = 40
@@ -78,26 +78,25 @@ class Args:
 
 
 def interval(samples: np.ndarray) -> dict:
-    """Mean with its 95% normal interval (mean +- 1.96 sd / sqrt(n))."""
-    x = np.asarray(samples, float)
-    n = len(x)
-    mean = float(x.mean())
-    half = float(Z95 * x.std(ddof=1) / np.sqrt(n)) if n > 1 else float("nan")
-    return {"mean": mean, "low": mean - half, "high": mean + half, "half_width": half, "n": n}
+    """Mean with its 95% t interval over independent samples (``agents.evaluation.stats``)."""
+    mean, low, high = mean_interval(samples)
+    return {"mean": mean, "low": low, "high": high, "half_width": (high - low) / 2,
+            "n": len(samples)}
 
 
 def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: dict,
                 batch: int) -> np.ndarray:
     """Points (deals, rotations, P) of line-up position k (not seat) in each game.
 
-    Game (deal d, rotation r) seats position k of ``lineup`` at seat (k + r) mod P;
-    every rotation of a deal has the same cards and dealer (same game id).
+    Game (deal d, rotation r) seats position ``(s + r) mod P`` of ``lineup`` at seat s
+    (``agents.evaluation.duplicate.rotation_seating``); every rotation of a deal has the
+    same cards and dealer (same game id).
     """
     p = rules.num_players
     rotations = p
     total = deals * rotations
-    deal_of = np.repeat(np.arange(deals), rotations)
-    rot_of = np.tile(np.arange(rotations), deals)
+    # (G,) deal and rotation of each game, (G, P) line-up position at each seat
+    deal_of, rot_of, position_at = rotation_seating(np.tile(np.arange(p), (deals, 1)), p)
     points = np.zeros((total, p))
     rngs = [np.random.default_rng([seed, i]) for i in range(len(agents))]
     index_of = {name: i for i, name in enumerate(agents)}  # name -> index in agents
@@ -107,12 +106,11 @@ def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: 
         n = len(games)
         engine = Engine(rules, n)
         engine.reset(seed, game_ids=deal_of[games])
-        # position_of[g, seat] = line-up position sitting at that seat.
-        position_of = (np.arange(p)[None, :] - rot_of[games][:, None]) % p
-        play_agents(engine, list(agents.values()), lineup_index[position_of], rngs)
+        play_agents(engine, list(agents.values()), lineup_index[position_at[games]], rngs)
         st = engine.state
+        # position k sits at seat (k - r) mod P
         by_position = np.take_along_axis(st.round_points, (np.arange(p)[None, :]
-                                                           + rot_of[games][:, None]) % p, axis=1)
+                                                           - rot_of[games][:, None]) % p, axis=1)
         points[games] = by_position
     return points.reshape(deals, rotations, p)
 
@@ -135,7 +133,7 @@ def tables(args: Args) -> list[dict]:
 def play_table(job: dict, deals: int, batch: int) -> dict:
     """One ladder table: the stronger agent's advantage over the weaker, per deal."""
     t0 = time.perf_counter()
-    rules = rules_for(job["rule_set"], job["players"], matches=False)
+    rules = preset(job["rule_set"], job["players"], matches=False)
     p = rules.num_players
     names = ("stronger", "weaker")
     agents = {role: make_agent(name, **options) for role, (name, options) in
@@ -156,7 +154,7 @@ def decision_times(spec: str, rule_set: str, decisions: int, seed: int) -> dict:
     """Median and 95th percentile (ms) of one agent's decisions with a choice, B = 1."""
     name, options = parse_agent(spec)
     agent, others = make_agent(name, **options), make_agent("greedy")
-    rules = rules_for(rule_set, 4, matches=False)
+    rules = preset(rule_set, 4, matches=False)
     rng = np.random.default_rng(seed)
     engine = Engine(rules, 1)
     times: list[float] = []
@@ -194,7 +192,7 @@ def format_row(row: dict) -> str:
 def main(argv: list[str] | None = None) -> dict:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     for rule_set in args.rule_sets:  # clear errors before anything is played
-        rules_for(rule_set, 4, matches=False)
+        preset(rule_set, 4, matches=False)
     for spec in args.ladder:
         name, options = parse_agent(spec)
         make_agent(name, **options)
@@ -222,7 +220,7 @@ def main(argv: list[str] | None = None) -> dict:
         "command": " ".join([os.path.basename(sys.executable), "-m",
                              "experiments.agent_strength",
                              *(sys.argv[1:] if argv is None else argv)]),
-        "interval": "paired normal: mean +- 1.96 sd / sqrt(n), one sample per deal (numpy)",
+        "interval": "paired t interval over deals, one sample per deal (agents.evaluation.stats)",
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__},

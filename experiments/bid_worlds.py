@@ -25,8 +25,7 @@ import numpy as np
 import tyro
 
 from agents import make_agent
-from experiments.win_rates import rules_for
-from smoor_env import Engine, Phase
+from smoor_env import Engine, Phase, preset
 from smoor_env.observation import observe
 
 
@@ -49,7 +48,7 @@ class Args:
 def bid_decisions(players: int, deals: int, seed: int) -> list[dict[str, np.ndarray]]:
     """The bid decisions of ``deals`` deals, one batch (observation, action_mask) per
     seat in bidding order, the earlier seats having bid by the greedy rules."""
-    engine = Engine(rules_for("bidding", players, matches=False), deals)
+    engine = Engine(preset("bidding", players, matches=False), deals)
     engine.reset(seed)
     greedy, rng = make_agent("greedy"), np.random.default_rng(seed)
     batches = []

@@ -27,8 +27,7 @@ import tyro
 
 from agents.greedy import greedy_bid
 from agents.rollout import greedy_moves
-from experiments.win_rates import rules_for
-from smoor_env import Engine, Phase
+from smoor_env import Engine, Phase, preset
 from smoor_env.core import cards as C
 from smoor_env.core.state import PHASE_ACTION_OFFSET
 
@@ -53,7 +52,7 @@ def points_by_bid(players: int, deals: int, max_bid: int, seed: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(deals, max_bid + 1) the first bidder's round points for each forced bid, and
     (deals,) uint64 its hand, every other decision by the greedy rules."""
-    rules = rules_for("bidding", players, matches=False)
+    rules = preset("bidding", players, matches=False)
     bids = max_bid + 1
     engine = Engine(rules, deals * bids)
     engine.reset(seed, game_ids=np.repeat(np.arange(deals), bids))

@@ -43,14 +43,10 @@ from pathlib import Path
 import numpy as np
 import tyro
 
-from experiments.win_rates import (
-    CSV_COLUMNS,
-    play_deals,
-    play_units,
-    rules_for,
-    save_figure,
-    zlib_seed,
-)
+from agents.evaluation.backends import play_units
+from agents.evaluation.duplicate import CSV_COLUMNS, play_deals, zlib_seed
+from agents.evaluation.plots import save_figure
+from smoor_env import preset
 
 
 @dataclass
@@ -61,7 +57,7 @@ class Args:
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts (table sizes) to play"""
     rule_sets: list[str] = field(default_factory=lambda: ["smoorverliefd", "hearts"])
-    """rule sets to play (names of experiments.win_rates.RULE_SETS)"""
+    """rule sets to play (names of smoor_env.PRESETS)"""
     deals: int = 120
     """deals per rule set and player count (each played once per rotation of its line-up);
     a multiple of the number of agents balances the line-ups exactly"""
@@ -112,7 +108,7 @@ def lineups(agents: list[str], players: int, deals: int, seed: int,
 
 def play_league_chunk(args: Args, rule_set: str, players: int, chunk: int) -> list[dict]:
     """Deals ``chunk * args.chunk ..`` of one rule set and player count, each with its
-    line-up, in every rotation (rows as ``experiments.win_rates.CSV_COLUMNS``)."""
+    line-up, in every rotation (rows as ``agents.evaluation.duplicate.CSV_COLUMNS``)."""
     deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
     table = lineups(args.agents, players, args.deals, args.seed, rule_set)
     return play_deals(rule_set, players, args.matches, deals, [table[d] for d in deals],
@@ -162,7 +158,7 @@ def league_table(rows: list[dict], args: Args) -> list[dict]:
     """Ratings (``RATING_COLUMNS``) of every rule set and player count played."""
     table = []
     for rule_set in args.rule_sets:
-        lower = rules_for(rule_set, args.players[0], args.matches).game == "hearts"
+        lower = preset(rule_set, args.players[0], args.matches).game == "hearts"
         for players in args.players:
             mine = [r for r in rows if r["rule_set"] == rule_set and r["players"] == players]
             if mine:
@@ -233,7 +229,7 @@ def check_args(args: Args) -> None:
                          f"different agents; the league has {len(args.agents)}")
     for rule_set in args.rule_sets:
         for players in args.players:
-            rules_for(rule_set, players, args.matches)
+            preset(rule_set, players, args.matches)
     for spec in args.agents:  # unknown names, bad options, missing extras
         name, options = parse_agent(spec)
         try:

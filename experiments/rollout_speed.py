@@ -22,14 +22,13 @@ import numpy as np
 import tyro
 
 from agents.rollout import RolloutPolicy
-from experiments.win_rates import rules_for
-from smoor_env import Engine
+from smoor_env import Engine, preset
 
 
 @dataclass
 class Args:
-    rule_sets: list[str] = field(default_factory=lambda: ["smoorverliefd", "hearts-no-pass"])
-    """rule sets (names of experiments.win_rates.RULE_SETS), 4 players"""
+    rule_sets: list[str] = field(default_factory=lambda: ["smoorverliefd", "hearts_no_passing"])
+    """rule sets (names of smoor_env.PRESETS), 4 players"""
     batch_sizes: list[int] = field(default_factory=lambda: [256, 1024, 4096])
     """games stepped at once"""
     policies: list[str] = field(default_factory=lambda: ["random", "greedy", "greedy:0.2"])
@@ -46,7 +45,7 @@ class Args:
 
 def ply_times(args: Args, rule_set: str, batch: int) -> dict[str, float]:
     """Mean seconds per ply of each policy, the policies alternating round by round."""
-    rules = rules_for(rule_set, 4, matches=False)
+    rules = preset(rule_set, 4, matches=False)
     engine = Engine(rules, batch)
     policies = {spec: RolloutPolicy(spec) for spec in args.policies}
     spent = dict.fromkeys(policies, 0.0)

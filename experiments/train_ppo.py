@@ -1,6 +1,6 @@
-"""PPO with action masking against a league, on the native vector environment (CleanRL style).
+"""PPO with action masking against an opponent pool, on the native vector env (CleanRL style).
 
-One learning seat plays ``SmoorVectorEnv`` games. Its opponents come from a league:
+One learning seat plays ``SmoorVectorEnv`` games. Its opponents come from an opponent pool:
 at the start of every episode each other seat of each game draws an agent from the
 pool ``--opponents`` (``random``, ``greedy``, ``mc``, options as ``mc:worlds=16``, and
 ``self``: earlier snapshots of the policy being trained; repeat a name to draw it more
@@ -8,7 +8,7 @@ often). One policy can learn 3, 4 and 5 players at once (``--num-players 3 4 5``
 vector environment of ``--num-envs`` games per player count, one batch for PPO; the
 observation has one size for all). ``--imitate mc`` first clones a search agent's
 decisions (behaviour cloning on ``--imitate-decisions`` of its decisions in the
-learner's seat against the league), then PPO goes on from there; with
+learner's seat against the pool), then PPO goes on from there; with
 ``--imitate-temperature T`` it distils the teacher's action values (``mc.evaluate``:
 softmax(value / T) over the cards searched) instead of its argmax, ``--imitate-data``
 keeps the labels in a file for later runs (several files: read and concatenated), and
@@ -50,13 +50,17 @@ import tyro
 from torch import nn, optim
 from torch.distributions import Categorical
 
-from agents import build_agent, make_agent, parse_agent
+from agents import make_agent, parse_agent
 from agents.env_factories import resolve_opponents
-from agents.policy_net import PolicyNet, PPOAgent, load_checkpoint, save_checkpoint
+from agents.evaluation.stats import t_half_width
+from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.ppo import training_rules
+from agents.training.labels import label_decisions, soft_targets
+from agents.training.opponents import PoolEnv, opponent_list, pool_members
+from agents.training.selfplay import SelfPlay
 from smoor_env import Rules
 from smoor_env.core.state import NUM_ACTIONS
-from smoor_env.envs.gym_env import RESTART_ACTION, SmoorVectorEnv
+from smoor_env.envs.gym_env import SmoorVectorEnv
 from smoor_env.observation import OBSERVATION_SIZE, compact_scale
 
 
@@ -65,7 +69,7 @@ class Args:
     exp_name: str = "ppo"
     """name of this experiment (a run is <exp_name>__<game>_<players>p__seed<seed>)"""
     seeds: list[int] = field(default_factory=lambda: [0])
-    """one run per seed (torch, numpy, the deals, the league); several: curve over seeds"""
+    """one run per seed (torch, numpy, the deals, the opponent pool); several: curve over seeds"""
     torch_deterministic: bool = True
     """torch.backends.cudnn.deterministic and deterministic algorithms where cheap"""
     threads: int = 1
@@ -89,9 +93,9 @@ class Args:
     learner_seat: int = 0
     """the seat the learner plays (the dealer is drawn per deal)"""
 
-    # League and rewards
+    # Opponent pool and rewards
     opponents: list[str] = field(default_factory=lambda: ["greedy"])
-    """the league's pool: every episode, each other seat draws one uniformly (repeat a
+    """the opponent pool: every episode, each other seat draws one uniformly (repeat a
     name to draw it more often); agent options as in win_rates (mc:worlds=16); 'self' is a
     snapshot of the policy being trained"""
     snapshot_interval: int = 20
@@ -108,7 +112,7 @@ class Args:
     """agent whose decisions the policy clones before PPO (mc, mc:worlds=16, greedy);
     empty: start from scratch"""
     imitate_decisions: int = 20_000
-    """decisions of that agent in the learner's seat to clone (against the league; the
+    """decisions of that agent in the learner's seat to clone (against the opponent pool; the
     player counts take turns, one step of all their games each, until there are this many)"""
     imitate_epochs: int = 10
     """epochs of cross-entropy training over them"""
@@ -204,86 +208,12 @@ def make_rules(args: Args, players: int, single_round: bool | None = None) -> Ru
     return training_rules(dataclasses.asdict(args), players, single_round)
 
 
-class SelfPlay:
-    """Opponents that are snapshots of the learner, drawn from a pool of recent ones."""
-
-    def __init__(self, net: PolicyNet, pool: int, rng: np.random.Generator) -> None:
-        self.pool: list[dict] = []
-        self.size = pool
-        self.rng = rng
-        self.net = PolicyNet(net.hidden, obs_size=net.obs_size, card_head=net.card_head)
-        self.agent = PPOAgent(net=self.net, sample=True)
-        self.refresh(net)
-
-    def refresh(self, net: PolicyNet) -> None:
-        self.pool.append({k: v.detach().clone() for k, v in net.state_dict().items()})
-        self.pool = self.pool[-self.size:]
-        self.net.load_state_dict(self.pool[int(self.rng.integers(len(self.pool)))])
-        self.net.eval()
 
 
-class League:
-    """Opponents drawn per episode: each (game, seat) plays one member of a pool.
-
-    A batched agent for every opponent seat of a ``SmoorVectorEnv``: it reads the
-    ``"games"`` and ``"seats"`` the environment passes with the observations and hands
-    each member agent its rows. ``draw(games)`` draws new members for games about to
-    restart.
-
-    Args:
-        members: the pool (agents; one may appear several times to weigh it).
-        num_games, num_players: the environment's batch size and player count.
-        rng: the generator of the draws.
-    """
-
-    name = "league"
-
-    def __init__(self, members: list, num_games: int, num_players: int,
-                 rng: np.random.Generator) -> None:
-        self.members = members
-        self.uses_observation = any(m.uses_observation for m in members)
-        self.rng = rng
-        self.assignment = np.zeros((num_games, num_players), np.int64)  # (B, P) member
-        self.draw(np.arange(num_games))
-
-    def draw(self, games: np.ndarray) -> None:
-        """New members for every seat of ``games`` ((K,) int indices)."""
-        self.assignment[games] = self.rng.integers(len(self.members),
-                                                   size=(len(games), self.assignment.shape[1]))
-
-    def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
-        if "games" not in observations:
-            raise ValueError("League needs the 'games' and 'seats' of SmoorVectorEnv's "
-                             "opponent observations")
-        member = self.assignment[observations["games"], observations["seats"]]  # (K,)
-        actions = np.zeros(len(member), np.int64)
-        for index in np.unique(member):
-            rows = np.flatnonzero(member == index)
-            part = {key: None if value is None else value[rows]
-                    for key, value in observations.items()}
-            actions[rows] = self.members[index].act(part, rng)
-        return actions
 
 
-def league_members(names: list[str], self_agent: Any = None) -> list:
-    """One agent per pool entry (the same object for repeated names; 'self' is
-    ``self_agent``)."""
-    made: dict[str, Any] = {}
-    for name in names:
-        if name not in made:
-            agent, options = parse_agent(name)
-            made[name] = self_agent if name == "self" else make_agent(agent, **options)
-    return [made[name] for name in names]
 
 
-def opponent_list(names: list[str], players: int) -> list[str]:
-    """One agent name per other seat, from one name for all or one per seat."""
-    others = players - 1
-    if len(names) == 1:
-        names = names * others
-    if len(names) != others:
-        raise ValueError(f"give one opponent or one per other seat ({others}), got {names}")
-    return names
 
 
 def evaluate(policy, rules: Rules, args: Args, episodes: int,
@@ -316,119 +246,10 @@ def evaluate(policy, rules: Rules, args: Args, episodes: int,
     return float(returns.mean()), float(returns.std(ddof=1) / np.sqrt(episodes))
 
 
-class Table:
-    """One player count's vector environment with its league, as the training loop sees it."""
-
-    def __init__(self, args: Args, players: int, members: list, seed: int,
-                 rng: np.random.Generator, reward_mode: str) -> None:
-        self.players = players
-        self.league = League(members, args.num_envs, players, rng)
-        self.env = SmoorVectorEnv(args.num_envs, rules=make_rules(args, players),
-                                  learner_seat=args.learner_seat, opponents=self.league,
-                                  reward_mode=reward_mode)
-        self.obs, self.info = self.env.reset(seed=seed)  # (N, OBSERVATION_SIZE), infos
-        self.resetting = np.zeros(args.num_envs, bool)  # (N,) the next step only restarts
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Step with (N,) actions. Returns (N,) rewards, (N,) bool episodes that ended on
-        this step, (N,) bool steps that were the learner's (not restarts)."""
-        valid = ~self.resetting
-        self.obs, reward, term, trunc, self.info = self.env.step(actions)
-        done = term | trunc
-        self.league.draw(np.flatnonzero(done))  # new opponents for the restart
-        self.resetting = done
-        return reward, done & valid, valid
 
 
-def label_decisions(args: Args, members: list, seed: int,
-                    obs_size: int = OBSERVATION_SIZE) -> dict[str, np.ndarray]:
-    """``args.imitate``'s decisions in the learner's seat against the league.
-
-    Returns ``"observations"`` (D, obs_size) int8 (compact: times ``compact_scale()``
-    gives the float observation; the first ``obs_size`` features), ``"masks"`` (D, 70) bool,
-    ``"actions"`` (D,) int64 the teacher's choices (also with ``args.imitate_play``,
-    whose agent then makes the moves) and ``"values"`` (D, 70) float32 its
-    estimated value of every action it searched (a teacher with ``evaluate``, as ``mc``;
-    NaN elsewhere: illegal, forced, heuristic phases, or a teacher without values).
-    With ``args.imitate_data`` the labels are read from that ``.npz`` file if it exists,
-    else written there, so that several runs share one labelling; several files are read
-    and concatenated in the order given.
-    """
-    paths = [Path(name) for name in args.imitate_data]
-    if paths and all(path.exists() for path in paths):
-        files = []
-        for path in paths:
-            with np.load(path) as stored:
-                files.append({key: stored[key] for key in stored.files})
-            width = files[-1]["observations"].shape[1]
-            if width < obs_size:
-                raise ValueError(f"{path} holds observations of {width} features, the "
-                                 f"network reads {obs_size}: label again, or train on "
-                                 f"--obs-size {width}")
-            files[-1]["observations"] = files[-1]["observations"][:, :obs_size]
-        return {key: np.concatenate([data[key] for data in files]) for key in files[0]}
-    if len(paths) > 1:
-        missing = [str(path) for path in paths if not path.exists()]
-        raise FileNotFoundError(f"labels to read are missing: {missing} (labelling writes "
-                                f"one file: give a single --imitate-data)")
-    path = paths[0] if paths else None
-    teacher = build_agent(args.imitate)
-    player = build_agent(args.imitate_play) if args.imitate_play else None
-    rng = np.random.default_rng(seed)
-    to_compact = 1.0 / compact_scale()  # (OBSERVATION_SIZE,)
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("observations", "masks", "actions",
-                                                           "values")}
-    tables = [Table(args, players, members, seed + 7919 * (offset + 1), rng, "round")
-              for offset, players in enumerate(args.num_players)]
-    taken = saved = 0
-    while taken < args.imitate_decisions:
-        # The tables take turns (one step each), so that every player count gets the same
-        # number of steps and an interrupted labelling equals a shorter complete one.
-        for table in tables:
-            live = ~table.resetting  # (N,)
-            chosen = np.full(args.num_envs, RESTART_ACTION, np.int64)
-            mask = table.info["action_mask"][live]  # (L, 70)
-            view = {"observation": table.obs[live], "action_mask": mask}
-            if hasattr(teacher, "evaluate"):
-                chosen[live], values = teacher.evaluate(view, rng)
-            else:
-                chosen[live] = teacher.act(view, rng)
-                values = np.full(mask.shape, np.nan)
-            parts["observations"].append(np.rint(table.obs[live] * to_compact).astype(np.int8))
-            parts["masks"].append(mask)
-            parts["actions"].append(chosen[live])
-            parts["values"].append(values.astype(np.float32))
-            taken += int(live.sum())
-            if player is not None:  # DAgger: the teacher labels, the player moves
-                chosen[live] = player.act(view, rng)
-            table.step(chosen)
-        if path is not None and (taken - saved >= args.imitate_save_every
-                                 or taken >= args.imitate_decisions):
-            # Written as it goes: a labelling stopped early leaves a usable file.
-            saved = taken
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(path.stem + ".partial.npz")
-            np.savez(partial, **{key: np.concatenate(value) for key, value in parts.items()})
-            partial.replace(path.with_name(path.stem + ".labelling.npz")
-                            if taken < args.imitate_decisions else path)
-    data = {key: np.concatenate(value) for key, value in parts.items()}
-    data["observations"] = data["observations"][:, :obs_size]
-    return data
 
 
-def soft_targets(values: np.ndarray, actions: np.ndarray, temperature: float) -> np.ndarray:
-    """(D, 70) float32 target distributions: softmax(values / temperature) over the actions
-    the teacher searched ((D, 70) values, NaN elsewhere), or one-hot on the teacher's
-    action ((D,) ``actions``) where it searched nothing or ``temperature`` is 0."""
-    searched = ~np.isnan(values)  # (D, 70)
-    rows = searched.any(axis=1) & (temperature > 0)  # (D,)
-    targets = np.zeros(values.shape, np.float32)
-    targets[np.arange(len(actions)), actions] = 1.0
-    scaled = np.where(searched[rows], values[rows] / max(temperature, 1e-9), -np.inf)
-    scaled -= scaled.max(axis=1, keepdims=True)
-    weights = np.exp(scaled)  # (R, 70) zero where not searched
-    targets[rows] = weights / weights.sum(axis=1, keepdims=True)
-    return targets
 
 
 def imitate(net: PolicyNet, args: Args, members: list, seed: int) -> dict[str, float]:
@@ -485,9 +306,10 @@ def write_csv(rows: list[dict], path: Path) -> None:
 
 
 def plot_curves(curves: list[list[dict]], players: list[int], baselines: dict[str, float],
-                path: Path, title: str) -> None:
+                path: Path, title: str, episodes: int) -> None:
     """The learning curve per player count: the mean over seeds, with a 95% t-interval
-    over seeds when there are several (one seed: its own 95% interval over deals)."""
+    over seeds when there are several (one seed: its own 95% t-interval over its
+    ``episodes`` evaluation deals)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -501,10 +323,11 @@ def plot_curves(curves: list[list[dict]], players: list[int], baselines: dict[st
         values = np.array([[r[f"eval_{p}p"] for r in c[:length]] for c in curves])  # (S, T)
         mean = values.mean(axis=0)
         if len(curves) > 1:
-            half = stats.t.ppf(0.975, len(curves) - 1) * stats.sem(values, axis=0)
+            half = t_half_width(stats.sem(values, axis=0), len(curves))
             label = f"PPO {p}p, mean of {len(curves)} seeds, 95% t-interval"
         else:
-            half = 1.96 * np.array([r[f"eval_sem_{p}p"] for r in curves[0][:length]])
+            half = t_half_width(np.array([r[f"eval_sem_{p}p"] for r in curves[0][:length]]),
+                                episodes)
             label = f"PPO {p}p (argmax)"
         ax.plot(steps, mean, marker=".", label=label)
         ax.fill_between(steps, mean - half, mean + half, alpha=0.25)
@@ -547,7 +370,7 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
         card_head=args.card_head)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     selfplay = SelfPlay(net, args.snapshot_pool, rng) if "self" in args.opponents else None
-    members = league_members(args.opponents, selfplay and selfplay.agent)
+    members = pool_members(args.opponents, selfplay and selfplay.agent)
     start = time.time()
     cpu_start = time.process_time()
     if args.imitate:
@@ -559,7 +382,8 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
         if writer:
             for key, value in cloned.items():
                 writer.add_scalar(f"imitation/{key}", value, 0)
-    tables = [Table(args, p, members, seed + 7919 * i, rng, args.reward_mode)
+    tables = [PoolEnv(make_rules(args, p), args.num_envs, args.learner_seat, members,
+                      seed + 7919 * i, rng, args.reward_mode)
               for i, p in enumerate(args.num_players)]
 
     n, t_steps = args.num_envs * len(tables), args.num_steps
@@ -716,7 +540,7 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
                "cpu_seconds": round(cpu, 1), "final_eval": curve[-1], "baselines": baselines}
     (folder / "summary.json").write_text(json.dumps(summary, indent=2))
     plot_curves([curve], args.num_players, baselines, folder / "curve.png",
-                f"{run_name} vs league {'+'.join(args.opponents)}")
+                f"{run_name} vs opponents {'+'.join(args.opponents)}", args.eval_episodes)
     if writer:
         writer.close()
     if args.progress:
@@ -750,8 +574,9 @@ def train(args: Args) -> list[Path]:
                   stem.with_name(stem.stem + "_curve.csv"))
         plot_curves(curves, args.num_players, baselines,
                     stem.with_name(stem.stem + "_curve.png"),
-                    f"PPO, {args.game} {args.num_players} players vs league "
-                    f"{'+'.join(args.opponents)}; eval vs {'+'.join(args.eval_opponents)}")
+                    f"PPO, {args.game} {args.num_players} players vs opponents "
+                    f"{'+'.join(args.opponents)}; eval vs {'+'.join(args.eval_opponents)}",
+                    args.eval_episodes)
         stem.with_suffix(".json").write_text(json.dumps(
             {"args": dataclasses.asdict(args), "best_seed": best_curve[-1]["seed"],
              "final_evals": [curve[-1] for curve in curves],

@@ -33,13 +33,13 @@ from gymnasium import spaces
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from agents import build_agent
-from experiments.win_rates import RULE_SETS, rules_for
+from smoor_env import PRESETS, preset
 
 
 @dataclass
 class Args:
     rule_set: str = "smoorverliefd"
-    """rule set (a name of experiments.win_rates.RULE_SETS); single rounds"""
+    """rule set (a name of smoor_env.PRESETS); single rounds"""
     players: int = 4
     """player count"""
     opponents: list[str] = field(default_factory=list)
@@ -77,7 +77,7 @@ class SmoorRLlibEnv(PettingZooEnv):
     def __init__(self, config: dict[str, Any]) -> None:
         from smoor_env import raw_env
 
-        super().__init__(raw_env(rules=rules_for(config["rule_set"], config["players"], False)))
+        super().__init__(raw_env(rules=preset(config["rule_set"], config["players"], False)))
         self.observation_spaces = {agent: self._renamed_space(space)
                                    for agent, space in self.observation_spaces.items()}
         self.observation_space = spaces.Dict(self.observation_spaces)
@@ -145,9 +145,9 @@ def config_for(args: Args):
 
 def check_args(args: Args) -> None:
     """Clear errors for values that cannot make a run, before Ray starts."""
-    if args.rule_set not in RULE_SETS:
-        raise ValueError(f"unknown rule set {args.rule_set!r}; known: {', '.join(RULE_SETS)}")
-    rules_for(args.rule_set, args.players, False)
+    if args.rule_set not in PRESETS:
+        raise ValueError(f"unknown rule set {args.rule_set!r}; known: {', '.join(PRESETS)}")
+    preset(args.rule_set, args.players, False)
     for name in ("iterations", "batch_size", "minibatch_size", "epochs"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")

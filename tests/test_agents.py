@@ -1014,7 +1014,7 @@ def test_rollout_speed_script_measures_every_policy(tmp_path, clock):
     from experiments import rollout_speed
 
     rows = rollout_speed.main(["--batch-sizes", "16", "--rounds", "1", "--rule-sets",
-                               "hearts-no-pass", "--clock", clock,
+                               "hearts_no_passing", "--clock", clock,
                                "--out", str(tmp_path / "r.json")])
     assert len(rows) == 1 and rows[0]["ratio"]["random"] == 1.0
     assert set(rows[0]["us_per_ply"]) == {"random", "greedy", "greedy:0.2"}

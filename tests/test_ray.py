@@ -11,7 +11,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from experiments import win_rates  # noqa: E402
+from agents.evaluation import runs  # noqa: E402
 from experiments.win_rates import Args, run  # noqa: E402
 
 
@@ -42,13 +42,13 @@ def test_ray_results_are_the_local_ones_byte_for_byte(tmp_path, local_ray):
 def test_ctrl_c_on_ray_keeps_the_finished_chunks_and_resumes(tmp_path, local_ray,
                                                               monkeypatch):
     local = run(tournament(tmp_path, run_name="local"))
-    save = win_rates.RunFolder.save_chunk
+    save = runs.RunFolder.save_chunk
 
     def save_then_ctrl_c(self, unit, rows):
         save(self, unit, rows)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(win_rates.RunFolder, "save_chunk", save_then_ctrl_c)
+    monkeypatch.setattr(runs.RunFolder, "save_chunk", save_then_ctrl_c)
     folder = run(tournament(tmp_path, backend="ray", workers=2))
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["chunks_done"] == 1 and not summary["complete"] and summary["interrupted"]

@@ -62,7 +62,7 @@ def _train(tmp_path: Path, *options: str) -> None:
 
 
 def test_train_ppo_smoke(tmp_path: Path) -> None:
-    """A tiny run against a league with self-play writes a checkpoint and a learning curve."""
+    """A tiny run against a pool with self-play writes a checkpoint and a learning curve."""
     checkpoint = tmp_path / "tiny.pt"
     _train(tmp_path, "--total-timesteps", "512", "--opponents", "random", "self", "greedy",
            "--snapshot-interval", "1", "--checkpoint", str(checkpoint), "--seeds", "3")
@@ -80,7 +80,7 @@ def test_train_ppo_smoke(tmp_path: Path) -> None:
     assert points.shape == (8, 4)
 
 
-def test_train_ppo_league_players_imitation_seeds_smoke(tmp_path: Path) -> None:
+def test_train_ppo_pool_players_imitation_seeds_smoke(tmp_path: Path) -> None:
     """3, 4 and 5 players at once, a pool with mc, imitation first, two seeds, TensorBoard."""
     pytest.importorskip("tensorboard")
     checkpoint = tmp_path / "multi.pt"
@@ -178,7 +178,8 @@ def test_imitation_of_ismcts_decisions(tmp_path: Path) -> None:
 def test_imitation_data_from_several_files(tmp_path: Path) -> None:
     """--imitate-data a.npz b.npz: both label files are read and concatenated in that
     order (each cut to the network's obs_size); a missing one is an error, not a labelling."""
-    from experiments.train_ppo import Args, label_decisions
+    from agents.training.labels import label_decisions
+    from experiments.train_ppo import Args
     from smoor_env.observation import OBSERVATION_SIZE
 
     rng = np.random.default_rng(0)
@@ -203,13 +204,15 @@ def test_imitation_data_from_several_files(tmp_path: Path) -> None:
 def test_dagger_labels_are_the_teachers_on_the_players_states() -> None:
     """--imitate-play: another agent moves in the learner's seat (DAgger), the teacher
     still labels every decision; the states are the player's, not the teacher's."""
-    from experiments.train_ppo import Args, label_decisions, league_members
+    from agents.training.labels import label_decisions
+    from agents.training.opponents import pool_members
+    from experiments.train_ppo import Args
     from smoor_env.observation import compact_scale
 
     def labels(play: str) -> dict:
         args = Args(imitate="greedy", imitate_play=play, imitate_decisions=200,
                     num_players=[4], num_envs=8)
-        return label_decisions(args, league_members(["greedy"]), 3)
+        return label_decisions(args, pool_members(["greedy"]), 3)
 
     teacher = make_agent("greedy")
     rng = np.random.default_rng(0)
@@ -241,7 +244,7 @@ def test_init_from_checkpoint_with_value_warmup(tmp_path: Path) -> None:
 
 
 def test_soft_targets() -> None:
-    from experiments.train_ppo import soft_targets
+    from agents.training.labels import soft_targets
 
     nan = np.nan
     values = np.array([[1.0, 0.0, nan, nan], [nan, nan, nan, nan]])  # (2, 4)
@@ -252,8 +255,8 @@ def test_soft_targets() -> None:
     assert np.allclose(soft_targets(values, actions, temperature=0.0)[0], [0, 1, 0, 0])
 
 
-def test_league_draws_opponents_per_episode() -> None:
-    from experiments.train_ppo import League
+def test_the_opponent_pool_draws_opponents_per_episode() -> None:
+    from agents.training.opponents import OpponentPool
 
     class Constant:
         """Plays the first legal action and counts the rows it was asked for."""
@@ -268,18 +271,18 @@ def test_league_draws_opponents_per_episode() -> None:
             return np.argmax(observations["action_mask"], axis=1)
 
     members = [Constant(), Constant()]
-    league = League(members, 64, 4, np.random.default_rng(0))
-    assert league.assignment.shape == (64, 4) and set(np.unique(league.assignment)) == {0, 1}
-    env = make_vector_env(64, num_players=4, target_score=None, opponents=league)
+    pool = OpponentPool(members, 64, 4, np.random.default_rng(0))
+    assert pool.assignment.shape == (64, 4) and set(np.unique(pool.assignment)) == {0, 1}
+    env = make_vector_env(64, num_players=4, target_score=None, opponents=pool)
     _, info = env.reset(seed=0)
-    before = league.assignment.copy()
+    before = pool.assignment.copy()
     for _ in range(20):
         _, _, terminated, _, info = env.step(np.argmax(info["action_mask"], axis=1))
-        league.draw(np.flatnonzero(terminated))
+        pool.draw(np.flatnonzero(terminated))
     assert members[0].asked > 0 and members[1].asked > 0
-    assert not np.array_equal(before, league.assignment)  # episodes ended: new draws
+    assert not np.array_equal(before, pool.assignment)  # episodes ended: new draws
     with pytest.raises(ValueError, match="games"):
-        league.act({"observation": None, "action_mask": info["action_mask"]}, None)
+        pool.act({"observation": None, "action_mask": info["action_mask"]}, None)
 
 
 def test_shipped_checkpoints_play_legal_moves() -> None:

@@ -12,13 +12,10 @@ import numpy as np
 import pytest
 
 from agents import parse_agent
-from experiments.win_rates import (
-    CSV_COLUMNS,
-    Args,
-    mean_interval,
-    rate_interval,
-    run,
-)
+from agents.evaluation import runs
+from agents.evaluation.duplicate import CSV_COLUMNS
+from agents.evaluation.stats import mean_interval, rate_interval
+from experiments.win_rates import Args, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,11 +80,11 @@ def test_agent_specs_and_bad_arguments(tmp_path):
         parse_agent("mc:worlds")
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         run(Args(agents=["nobody"], out_dir=str(tmp_path), progress=False))
-    with pytest.raises(ValueError, match="partners needs exactly 4 players"):
+    with pytest.raises(ValueError, match="partners.*played by 4 players, got 3"):
         run(Args(agents=["random"], rule_sets=["partners"], players=[3], out_dir=str(tmp_path),
                  progress=False))
     with pytest.raises(ValueError, match="needs whole matches"):
-        run(Args(agents=["random"], rule_sets=["cupid"], out_dir=str(tmp_path),
+        run(Args(agents=["random"], rule_sets=["cupids_arrow"], out_dir=str(tmp_path),
                  progress=False))
 
 
@@ -200,13 +197,11 @@ def test_ctrl_c_before_the_first_chunk_claims_nothing(tmp_path, monkeypatch):
 
 
 def test_ctrl_c_while_writing_the_plots(tmp_path, monkeypatch):
-    from experiments import win_rates
-
     def draw_then_ctrl_c(summary, folder):
         (folder / "win_rates.png").write_text("half a picture")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(win_rates, "plot_summary", draw_then_ctrl_c)
+    monkeypatch.setattr(runs, "plot_summary", draw_then_ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         run(small_args(tmp_path, plots=True))
     folder = tmp_path / "run"
@@ -251,17 +246,15 @@ def test_an_unwritable_folder_fails_before_any_game(tmp_path, monkeypatch):
 
 
 def test_atomic_writes_leave_the_old_file_or_the_new_one(tmp_path, monkeypatch):
-    from experiments import win_rates
-
     path = tmp_path / "summary.json"
-    win_rates.write_atomic(path, "old")
+    runs.write_atomic(path, "old")
 
     def ctrl_c(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(win_rates.os, "replace", ctrl_c)
+    monkeypatch.setattr(runs.os, "replace", ctrl_c)
     with pytest.raises(KeyboardInterrupt):
-        win_rates.write_atomic(path, "new")
+        runs.write_atomic(path, "new")
     assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [path.name]
 
 

@@ -1,0 +1,234 @@
+"""Run folders that never lie: chunks saved as they finish, atomic writes, a summary that
+always says what the folder holds, and resuming from it."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import io
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.evaluation.duplicate import CSV_COLUMNS
+from agents.evaluation.plots import plot_summary, plot_throughput
+from agents.evaluation.tournament import summarise
+
+SUMMARY = "summary.json"
+
+
+RESULTS = "results.csv"
+
+
+CHUNKS = "chunks"
+
+
+#: The arguments that decide the results: a run resumes only with the same values.
+RESULT_ARGS = ("agents", "players", "rule_sets", "deals", "matches", "seed", "chunk")
+
+
+#: A unit of work: (rule set, player count, chunk index).
+Unit = tuple[str, int, int]
+
+
+def write_atomic(path: Path, data: str) -> None:
+    """Write ``path`` whole or not at all: a temporary file in the same folder, flushed
+    to disk, then ``os.replace`` (atomic), so a reader or a Ctrl-C never meets half a file."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", newline="") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def csv_text(rows: list[dict], header: bool = False) -> str:
+    """Rows as CSV lines (``csv`` module's dialect), optionally after the header line."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS)
+    if header:
+        writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def read_rows(lines: Iterable[str]) -> list[dict]:
+    """Typed rows (ints where the columns hold ints) of CSV lines with the header."""
+    return [{**r, "players": int(r["players"]), "deal": int(r["deal"]),
+             "rotation": int(r["rotation"]), "seat": int(r["seat"]),
+             "round": int(r["round"]), "points": int(r["points"]),
+             "round_win": int(r["round_win"])} for r in csv.DictReader(lines)]
+
+
+def load_results(folder: str | Path) -> tuple[list[dict], dict]:
+    """The CSV rows (typed) and the summary of a results folder (for notebooks)."""
+    folder = Path(folder)
+    with open(folder / RESULTS, newline="") as f:
+        rows = read_rows(f)
+    return rows, json.loads((folder / SUMMARY).read_text())
+
+
+class RunFolder:
+    """The files of one run, kept truthful at every moment.
+
+    ``chunks/`` holds one CSV file per finished chunk, written atomically as soon as the
+    chunk is played; ``summary.json`` is rewritten (atomically) after every change and
+    lists the finished chunks and the output files (``results.csv``, plots) that hold
+    them. A file the summary does not list is not part of the run: whenever the run
+    stops (done, Ctrl-C, a crash), ``summary.json`` says what the folder holds, and
+    ``--resume`` continues from the chunks it lists.
+    """
+
+    def __init__(self, args: Any, units: list[Unit]) -> None:
+        """``args``: the run's settings (``experiments.win_rates.Args``: ``out_dir``,
+        ``run_name``, ``seed``, ``resume``, ``overwrite``, ``plots``, ``matches`` and the
+        ``RESULT_ARGS``); ``units``: every unit of the run, in the order of ``results.csv``."""
+        self.args, self.units = args, units
+        self.folder = Path(args.out_dir) / (args.run_name or f"win_rates__seed{args.seed}")
+        self.chunk_texts: dict[Unit, str] = {}  # finished unit -> its CSV lines
+        self.files: list[str] = []  # output files that hold the finished chunks
+        self.seconds_before = 0.0  # playing time of the sessions this one resumes
+        self.started = time.time()
+
+    def chunk_path(self, unit: Unit) -> Path:
+        rule_set, players, chunk = unit
+        return self.folder / CHUNKS / f"{rule_set}_{players}p_{chunk:06d}.csv"
+
+    def open(self) -> None:
+        """Check the folder (an existing run, writability) and claim it, before any game.
+
+        Raises:
+            ValueError: the folder holds a run and neither ``--resume`` nor
+                ``--overwrite`` was given, ``--resume`` finds no run or a run with other
+                settings, or the folder cannot be written.
+        """
+        args, folder = self.args, self.folder
+        old = self._read_old_summary()
+        if old is None and args.resume:
+            raise ValueError(f"nothing to resume: {folder} holds no run ({SUMMARY} missing)")
+        if old is not None and not (args.resume or args.overwrite):
+            state = "finished" if old.get("complete") else "unfinished"
+            raise ValueError(
+                f"{folder} already holds a {state} run ({old.get('chunks_done')} of "
+                f"{old.get('chunks')} chunks): pass --resume to continue it or --overwrite "
+                f"to replace it (or choose another --run-name)")
+        if old is not None and args.resume:
+            before = old.get("args", {})
+            differ = [name for name in RESULT_ARGS if before.get(name) != getattr(args, name)]
+            if differ:
+                raise ValueError(
+                    "--resume needs the run's own settings; these differ: " + ", ".join(
+                        f"--{n.replace('_', '-')} {before.get(n)!r} (now {getattr(args, n)!r})"
+                        for n in differ))
+        try:
+            (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
+            for place in (folder, folder / CHUNKS):
+                with tempfile.TemporaryFile(dir=place):
+                    pass
+        except OSError as error:
+            raise ValueError(f"cannot write the results folder {folder}: "
+                             f"{error.strerror or error}") from error
+        stale = [] if old is None else list(old.get("files", []))
+        if old is not None and args.resume:
+            self.seconds_before = float(old.get("seconds", 0.0))
+            for unit in map(tuple, old.get("finished_chunks", [])):
+                path = self.chunk_path(unit)
+                if unit in self.units and path.exists():
+                    self.chunk_texts[unit] = path.read_bytes().decode()  # CSV's \r\n kept
+        self.write_summary(complete=False, interrupted=False)
+        # Only now that the summary no longer claims them: the old run's outputs (and, to
+        # replace the run, its chunks) go.
+        for name in stale:
+            with contextlib.suppress(FileNotFoundError):
+                (folder / Path(name).name).unlink()
+        if args.overwrite:
+            for path in (folder / CHUNKS).glob("*.csv"):
+                path.unlink()
+
+    def _read_old_summary(self) -> dict | None:
+        path = self.folder / SUMMARY
+        if not path.is_file():
+            return None
+        try:
+            old = json.loads(path.read_text())
+            if not isinstance(old, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            if self.args.overwrite:
+                return {}
+            raise ValueError(f"{path} is not a run summary ({error}): remove it or pass "
+                             f"--overwrite") from error
+        return old
+
+    def save_chunk(self, unit: Unit, rows: list[dict]) -> None:
+        """Keep a finished chunk: its file first, then the summary that lists it."""
+        text = csv_text(rows)
+        write_atomic(self.chunk_path(unit), text)
+        self.chunk_texts[unit] = text
+        self.write_summary(complete=False, interrupted=False)
+
+    @property
+    def finished(self) -> list[Unit]:
+        """The finished units, in the order of ``results.csv``."""
+        return [unit for unit in self.units if unit in self.chunk_texts]
+
+    def write_summary(self, complete: bool, interrupted: bool,
+                      tables: dict | None = None) -> dict:
+        """Write ``summary.json`` for the folder as it is now; returns the summary."""
+        import matplotlib
+        import scipy
+
+        import smoor_env
+
+        args = self.args
+        summary = dict(tables or {"table": [], "pairs": []})
+        summary.update({
+            "command": " ".join([Path(sys.executable).name, "-m", "experiments.win_rates",
+                                 *sys.argv[1:]]),
+            "args": dataclasses.asdict(args), "seed": args.seed,
+            "complete": complete, "interrupted": interrupted,
+            "chunks_done": len(self.chunk_texts), "chunks": len(self.units),
+            "finished_chunks": [list(unit) for unit in self.finished],
+            "files": list(self.files),
+            "seconds": self.seconds_before + time.time() - self.started,
+            "versions": {"smoor_env": smoor_env.__version__,
+                         "python": platform.python_version(), "numpy": np.__version__,
+                         "scipy": scipy.__version__, "matplotlib": matplotlib.__version__},
+        })
+        write_atomic(self.folder / SUMMARY, json.dumps(summary, indent=1))
+        return summary
+
+    def finish(self, interrupted: bool) -> dict:
+        """Write ``results.csv`` from the finished chunks, the summary with its tables, then
+        the plots (each listed in the summary once it is in place)."""
+        args, folder = self.args, self.folder
+        text = csv_text([], header=True) + "".join(self.chunk_texts[u] for u in self.finished)
+        write_atomic(folder / RESULTS, text)
+        self.files = [RESULTS]
+        rows = read_rows(io.StringIO(text))
+        tables = summarise(rows, args.matches) if rows else None
+        complete = len(self.chunk_texts) == len(self.units)
+        summary = self.write_summary(complete, interrupted, tables)
+        if args.plots and rows:
+            with tempfile.TemporaryDirectory(dir=folder, prefix=".plots-") as drafts:
+                drawn = plot_summary(summary, Path(drafts)) + plot_throughput(
+                    Path(args.out_dir) / "throughput.json", Path(drafts))
+                for path in drawn:
+                    os.replace(path, folder / path.name)
+                    self.files.append(path.name)
+            summary = self.write_summary(complete, interrupted, tables)
+        return summary
