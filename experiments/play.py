@@ -6,17 +6,19 @@
 
 Before each of your moves the table is shown: the seats with their round points,
 totals, bids and the card they put in the trick in progress; the last finished
-trick and who took it; the cursed suit (Cupid's Arrow); your hand grouped by suit,
-with your legal moves numbered. Type a move as a card (``QS``, ``10h``, ``q♠``), an
-action (``bid 3``, ``curse H``) or its number, or one of
+trick and who took it; the cursed suit (Cupid's Arrow); Hearts passing (where your
+cards go, the ones chosen so far, what you received); your hand grouped by suit,
+with your legal moves numbered. Points are shown as the records and the benchmark
+tables give them: Smoorverliefd's points won (most wins), Hearts' penalty points
+(fewest wins). You see only what your seat may know: other seats' passes are
+announced, never shown.
 
-* ``hint``: what the ``mc`` agent would play here, with the mean round points it
-  expects of each legal move over sampled worlds;
-* ``undo``: back to your previous decision (the match is replayed from the seed
-  and the list of moves, and the agents' random generator is restored, so agents
-  whose moves depend only on the observation and that generator, as every agent
-  here without a ``time_budget``, answer as before);
-* ``quit`` (or the end of the input): stop.
+At your move, type a card (``QS``, ``10h``, ``th``, ``10♥``), an action (``bid 3``,
+``curse H``), a move's number, or ``hint`` (what the ``mc`` agent would play, with
+the points it expects of each legal move over sampled worlds), ``undo`` (back to
+your previous decision: the match is replayed from the seed and the moves, and the
+agents' generator is restored, so agents without a ``time_budget`` answer as
+before), ``help`` or ``quit`` (also: the end of the input, Ctrl-C).
 
 Input may come from a pipe (one move per line), so a whole match can be scripted.
 Every finished round is written to a game record (``smoor_env.record``, JSON lines,
@@ -47,7 +49,11 @@ from smoor_env.record import round_record, write_records
 from smoor_env.render import TableView, suit_groups, table_view, trick_text
 
 COMMANDS = ("hint", "undo", "quit", "help")
-HELP = __doc__[__doc__.index("Type a move"):__doc__.index("Input may come")].strip()
+#: What ``help`` (or an empty line) prints at a move.
+HELP = """moves: a card (QS, 10h, th, 10♥), an action (bid 3, curse H) or a move's number
+  hint  what the mc agent would play, and the points it expects of each legal move
+  undo  back to your previous decision
+  quit  stop (the end of the input and Ctrl-C stop too; finished rounds are saved)"""
 #: ``--help``'s text: what it does, the examples, and where the moves are explained.
 DESCRIPTION = (__doc__.split("\n\n")[0].split(": ", 1)[1] + "\n\n"
                + __doc__.split("\n\n")[1] + "\n\nAt your move, 'help' lists the moves "
@@ -110,6 +116,10 @@ class Session:
             return [c for c in order if c in legal]
         return legal
 
+    @property
+    def phase(self) -> Phase:
+        return Phase(int(self.engine.state.phase[0]))
+
     def step(self, action: int) -> dict | None:
         """Play one action of the seat to act; returns the round's record if it ended."""
         self.engine.step(np.array([action]))
@@ -120,6 +130,38 @@ class Session:
             self.records.append(record)
             return record
         return None
+
+    def narrate(self, seat: int, action: int, phase: Phase) -> list[str]:
+        """What the person's seat sees of ``seat``'s ``action`` (just played, in ``phase``):
+        public moves as they are, another seat's pass only as "has chosen its cards" once
+        it has chosen three, the person's own pass card by card, and at the exchange the
+        cards the person passed and received."""
+        name, you = self.names[seat], self.seat
+        if phase != Phase.PASS:
+            if action >= C.NUM_CARDS:
+                return [f"{name}: {action_str(action)}"]
+            lines = [f"{name} plays {move_text(action)}"]
+            st = self.engine.state
+            if st.trick_size[0] == 0:  # the card finished a trick (and maybe the round)
+                t = int(st.trick_index[0]) - 1
+                winner = (int(st.trick_winner[0, t]) if t >= 0
+                          else int(st.finished["trick_winner"][0, -1]))
+                lines.append(f"  {self.names[winner]} takes the trick")
+            return lines
+        st, p = self.engine.state, self.rules.num_players
+        offset = int(self.rules.pass_offset(int(st.round_number[0])))
+        target = self.names[(seat + offset) % p]
+        chosen = int((st.passes[0, seat] >= 0).sum())
+        if seat == you:
+            lines = [f"you pass {move_text(action)} to {target} ({chosen}/3)"]
+        else:
+            lines = [f"{name} has chosen 3 cards to pass to {target}"] if chosen == 3 else []
+        if self.phase != Phase.PASS:  # everyone has chosen: the cards were exchanged
+            passer = (you - offset) % p
+            lines.append(f"pass: you gave {_cards(st.passes[0, you])} to "
+                         f"{self.names[(you + offset) % p]} and received "
+                         f"{_cards(st.passes[0, passer])} from {self.names[passer]}")
+        return lines
 
     def agent_action(self, seat: int) -> int:
         obs = observe(self.engine, np.array([seat]))
@@ -150,13 +192,13 @@ class Session:
         return True
 
     def hint(self, worlds: int) -> tuple[int, dict[int, float]]:
-        """(the ``mc`` agent's move, {legal action: its estimated value}) for the person.
+        """(the ``mc`` agent's move, {legal action: its estimated points}) for the person.
 
-        The values are ``MCAgent.evaluate``'s: the mean round points (Hearts: minus
-        penalty points) after each legal action over ``worlds`` hidden worlds sampled
-        from what the person's seat knows. Actions it does not search (a forced move,
-        Hearts passing) have no value. The hint draws from its own generator, not the
-        agents'.
+        The points are ``MCAgent.evaluate``'s, the mean round points after each legal
+        action over ``worlds`` hidden worlds sampled from what the person's seat knows,
+        in the sign the table shows: Hearts' as penalty points (fewer is better).
+        Actions it does not search (a forced move, Hearts passing) have no value. The
+        hint draws from its own generator, not the agents'.
         """
         from agents.mc import MCAgent
 
@@ -164,7 +206,8 @@ class Session:
                        "action_mask": self.engine.legal_mask}
         rng = np.random.default_rng([self.seed, len(self.moves)])
         moves, values = MCAgent(worlds=worlds, rules=self.rules).evaluate(observation, rng)
-        return int(moves[0]), {int(a): float(values[0, a]) for a in np.flatnonzero(
+        sign = -1.0 if self.rules.is_hearts else 1.0  # evaluate's Hearts values: -penalty
+        return int(moves[0]), {int(a): sign * float(values[0, a]) for a in np.flatnonzero(
             ~np.isnan(values[0]))}
 
 
@@ -197,8 +240,15 @@ def parse_move(text: str, legal: list[int]) -> int:
 def move_text(action: int) -> str:
     """A card with its suit symbol (``Q♠``, ``10♥``), else the action's text (``bid 3``)."""
     if action < C.NUM_CARDS:
-        return C.card_str(action, symbols=True).replace("T", "10")
+        return C.card_str(action, symbols=True)
     return action_str(action)
+
+
+def _cards(cards) -> str:
+    """Display text of card ids (-1 entries left out), high to low by suit: ``Q♠ 10♥``."""
+    held = sorted(int(c) for c in cards if c >= 0)
+    return " ".join(C.card_str(c, symbols=True) for _, group in suit_groups(held)
+                    for c in group) or "-"
 
 
 # ------------------------------------------------------------------ the screen
@@ -242,16 +292,22 @@ class Screen:
                 row.append(str(view.bids[seat]) if view.bids[seat] >= 0 else "-")
             rows.append(row)
         extra = []
+        target, chosen = view.pass_to[you], view.chosen[you]
+        if chosen is not None:
+            extra.append(f"passing 3 cards to {view.names[target]}; chosen: {_cards(chosen)}")
+        elif view.received[you] is not None:
+            extra.append(f"received from {view.names[view.pass_to.index(you)]}: "
+                         f"{_cards(view.received[you])}")
         if view.cursed_suit is not None:
             extra.append(f"cursed suit: {C.SUIT_SYMBOLS[view.cursed_suit]}")
         if view.last_trick:
             extra.append(f"last trick: {trick_text(view.last_trick, view.names)} "
                          f"- taken by {view.names[view.last_winner]}")
         numbers = {action: k for k, action in enumerate(legal, 1)}
-        hand = view.hands[you] or []
+        hand = [c for c in view.hands[you] or [] if c not in (chosen or ())]
         # Each suit: (symbol, [(card text, its move number or None)]).
-        groups = [(C.SUIT_SYMBOLS[suit], [(C.RANKS[c % 13].replace("T", "10"), numbers.get(c))
-                                          for c in group]) for suit, group in suit_groups(hand)]
+        groups = [(C.SUIT_SYMBOLS[suit], [(C.rank_str(c), numbers.get(c)) for c in group])
+                  for suit, group in suit_groups(hand)]
         others = [a for a in legal if a >= C.NUM_CARDS]  # bids, cursed suits
         if self.console is None:
             self._plain(view.title, head, rows, extra, groups, others, numbers)
@@ -310,21 +366,14 @@ def read_line(prompt: str) -> str:
 
 
 def play(session: Session, screen: Screen, record_path: Path | None, hint_worlds: int,
-         read=read_line) -> None:
-    """Run the match: agents move, the person is asked, until the match ends or input does."""
-    announced = 0  # rounds whose result was shown
+         read=None) -> None:
+    """Run the match: agents move, the person is asked (``read(prompt)``, default
+    ``read_line``), until the match ends or input does."""
+    read = read or read_line
     while True:
         while not session.over and session.to_act() != session.seat:
             seat = session.to_act()
-            action = session.agent_action(seat)
-            session.step(action)
-            screen.say(f"{session.names[seat]} plays {move_text(action)}")
-        for record in session.records[announced:]:
-            screen.say(f"round {record['round']} over: points {record['round_points']}, "
-                       f"totals {record['totals']}", style="bold")
-        if len(session.records) != announced:
-            announced = len(session.records)
-            _save(session, record_path, screen)
+            _move(session, screen, seat, session.agent_action(seat), record_path)
         if session.over:
             view = table_view(session.engine, observer=session.seat, names=session.names)
             screen.say("match over; won by " + ", ".join(view.names[s] for s in view.winners),
@@ -348,16 +397,10 @@ def play(session: Session, screen: Screen, record_path: Path | None, hint_worlds
                 screen.say(HELP)
                 continue
             if command == "hint":
-                move, values = session.hint(hint_worlds)
-                screen.say(f"mc would play {move_text(move)}")
-                if values:
-                    screen.say(f"expected round points over {hint_worlds} sampled worlds: "
-                               + ", ".join(f"{move_text(c)} {v:+.1f}" for c, v in sorted(
-                                   values.items(), key=lambda item: -item[1])))
+                screen.say(hint_text(session, hint_worlds))
                 continue
             if command == "undo":
                 if session.undo():
-                    announced = min(announced, len(session.records))
                     screen.say("undone: back to your previous move")
                     break
                 screen.say("nothing to undo")
@@ -368,19 +411,66 @@ def play(session: Session, screen: Screen, record_path: Path | None, hint_worlds
                 screen.say(f"{error}; legal moves: " + ", ".join(
                     f"{k}={move_text(a)}" for k, a in enumerate(legal, 1)), style="red")
                 continue
-            session.step(action)
-            screen.say(f"{session.names[session.seat]} plays {move_text(action)}")
+            _move(session, screen, session.seat, action, record_path)
             break
 
 
+def hint_text(session: Session, worlds: int) -> str:
+    """The ``hint`` answer: mc's move, and the points it expects of each legal move."""
+    move, values = session.hint(worlds)
+    text = f"mc would play {move_text(move)}"
+    if values:
+        hearts = session.rules.is_hearts
+        text += (f"\nexpected {'penalty points (fewer is better)' if hearts else 'round points'}"
+                 f" over {worlds} sampled worlds: " + ", ".join(
+                     f"{move_text(c)} {v:.1f}" for c, v in sorted(
+                         values.items(), key=lambda item: item[1] if hearts else -item[1])))
+    return text
+
+
+def _move(session: Session, screen: Screen, seat: int, action: int,
+          record_path: Path | None) -> None:
+    """Play ``seat``'s action, tell the person what their seat sees of it, and at the end
+    of a round show its points and save the record."""
+    phase = session.phase
+    record = session.step(action)
+    for line in session.narrate(seat, action, phase):
+        screen.say(line)
+    if record is not None:
+        screen.say(round_summary(record, session.rules), style="bold")
+        _save(session, record_path, screen)
+
+
+def round_summary(record: dict, rules: Rules) -> str:
+    """``round 2 over`` and, seat by seat, its points and the totals (Hearts: penalty)."""
+    names = record["agents"]
+    width = max(len(n) for n in names)
+    kind = "penalty points, fewest wins" if rules.is_hearts else "points"
+    lines = [f"round {record['round']} over ({kind}):"]
+    for seat, name in enumerate(names):
+        bid = (f"  bid {record['bids'][seat]:>2}" if record.get("bids") else "")
+        lines.append(f"  {name:<{width}}  round {record['round_points'][seat]:>4}  "
+                     f"total {record['totals'][seat]:>4}{bid}")
+    return "\n".join(lines)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _save(session: Session, path: Path | None, screen: Screen) -> None:
-    """Rewrite the game record with every finished round."""
-    if path is None:
+    """Rewrite the game record with every finished round (a failure is reported, and the
+    rounds are written again at the next round's end)."""
+    if path is None or not session.records:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("", encoding="utf-8")  # write_records appends
-    write_records(path, session.records)
-    screen.say(f"game record: {path} ({len(session.records)} rounds)")
+    try:
+        path.write_text("", encoding="utf-8")  # write_records appends
+        write_records(path, session.records)
+    except OSError as error:
+        screen.say(f"cannot write the game record {path}: {error.strerror or error}; "
+                   f"will try again after the next round", style="red")
+        return
+    screen.say(f"game record: {path} ({_plural(len(session.records), 'round')})")
 
 
 # ------------------------------------------------------------------ command line
@@ -464,23 +554,48 @@ class Args:
     """the rules of the match (smoor_env.core.rules.Rules); impossible combinations are refused"""
 
 
+def _record_path(given: Path | None, rules: Rules, seed: int) -> Path:
+    """Where the game record goes: ``--record`` (its folder must exist), or the default
+    ``results/play/<game>_<P>p_seed<S>.jsonl``, whose folder is made under the current
+    one. Raises ValueError naming the problem."""
+    if given is None:
+        path = Path("results/play") / f"{rules.game}_{rules.num_players}p_seed{seed}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    if given.is_dir():
+        raise ValueError(f"--record {given} is a folder; name a file in it")
+    if not given.parent.is_dir():
+        raise ValueError(f"the folder of --record {given} does not exist")
+    return given
+
+
 def main(argv: list[str] | None = None) -> int:
     args = tyro.cli(Args, args=argv, prog="smoor-play", description=DESCRIPTION)
     try:
         rules = args.rules.rules()
+        if args.hint_worlds < 1:
+            raise ValueError(f"--hint-worlds must be at least 1, got {args.hint_worlds}")
         seed = (int(np.random.default_rng().integers(2**31)) if args.seed is None
                 else args.seed)
         session = Session(rules, seed, args.seat, args.agents)
-    except (ValueError, TypeError, ImportError) as error:
+        record = _record_path(args.record, rules, seed)
+    except (ValueError, TypeError, ImportError, OSError) as error:
         print(f"smoor-play: error: {error} (see smoor-play --help)", file=sys.stderr)
         raise SystemExit(2) from None
-    record = args.record or Path("results/play") / (
-        f"{rules.game}_{rules.num_players}p_seed{seed}.jsonl")
     screen = Screen(plain=args.plain)
-    screen.say(f"{rules.game}, {rules.num_players} players, seed {seed}; you are "
+    scoring = ("penalty points: the fewest win" if rules.is_hearts
+               else "points: the most win")
+    screen.say(f"{rules.game}, {rules.num_players} players ({scoring}), seed {seed}; you are "
                f"{session.names[session.seat]}; opponents: "
                + ", ".join(n for s, n in enumerate(session.names) if s != session.seat))
-    play(session, screen, record, args.hint_worlds)
+    try:
+        play(session, screen, record, args.hint_worlds)
+    except KeyboardInterrupt:
+        screen.say("\ninterrupted: stopping")
+        _save(session, record, screen)
+        if not session.records:
+            screen.say("no round finished: no game record written")
+        return 130
     if not session.records:
         screen.say("no round finished: no game record written")
     return 0

@@ -178,7 +178,7 @@ def test_render(mode, capsys):
         aec.step(52)
         text = capsys.readouterr().out
     assert "Smoorverliefd, 4 players" in text and "player_2" in text
-    assert "♥ A K Q J T 9 8 7 6 5 4 3 2" in text  # the observer's hand, with suit symbols
+    assert "♥ A K Q J 10 9 8 7 6 5 4 3 2" in text  # the observer's hand, with suit symbols
     assert "♣" not in text.split("player_0")[1].splitlines()[0]  # others' hands hidden
 
 

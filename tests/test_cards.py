@@ -53,13 +53,23 @@ def test_symbols() -> None:
     assert C.card_str(49, symbols=True) == "Q♠"
     assert C.card_str(38, symbols=True) == "A♥"
     assert C.card_str(0, symbols=True) == "2♣"
-    assert C.card_str(C.parse_card("TD"), symbols=True) == "T♦"
+    assert C.card_str(C.parse_card("TD"), symbols=True) == "10♦"
     assert C.parse_card("Q♠") == 49
     assert C.parse_card("A♥") == 38
-    assert C.cards_str(C.parse_cards("AH TD 2C"), symbols=True) == "A♥ T♦ 2♣"
+    assert C.cards_str(C.parse_cards("AH TD 2C"), symbols=True) == "A♥ 10♦ 2♣"
 
 
-@pytest.mark.parametrize("text", ["TD", "td", "tD", " TD ", "10D", "10d", "T♦"])
+def test_the_ten_is_T_in_the_compact_form_and_10_on_display() -> None:
+    for suit in range(4):
+        ten = 13 * suit + 8
+        assert C.card_str(ten) == "T" + C.SUITS[suit]
+        assert C.card_str(ten, symbols=True) == "10" + C.SUIT_SYMBOLS[suit]
+        assert C.rank_str(ten) == "10"
+    # every display form reads back as its card
+    assert all(C.parse_card(C.card_str(c, symbols=True)) == c for c in range(52))
+
+
+@pytest.mark.parametrize("text", ["TD", "td", "tD", " TD ", "10D", "10d", "T♦", "10♦", "t♦"])
 def test_parse_card_accepted_spellings(text: str) -> None:
     assert C.parse_card(text) == C.parse_card("TD") == 21
 

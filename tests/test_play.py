@@ -113,8 +113,8 @@ def test_hint_values_every_legal_move():
         session.step(action)
     move, values = session.hint(worlds=16)
     assert sorted(values) == sorted(session.legal_actions()) and move in values
-    assert values[move] == max(values.values())
-    assert all(-26 <= v <= 0 for v in values.values())  # Hearts: minus penalty points
+    assert values[move] == min(values.values())
+    assert all(0 <= v <= 26 for v in values.values())  # Hearts: penalty points, as shown
 
 
 def _rules(argv: list[str]) -> Rules:
@@ -166,3 +166,44 @@ def test_bad_options_are_refused(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
         play.main(argv)
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_help_at_a_move_is_plain_text_and_ctrl_c_saves_the_finished_rounds(
+        monkeypatch, capsys, tmp_path):
+    record = tmp_path / "r.jsonl"
+    argv = ["--agents", "random", "--seed", "3", "--plain", "--game", "hearts", "--no-passing",
+            "--record", str(record)]
+    moves = iter(["help", ""] + ["1"] * 13)
+
+    def read(prompt: str) -> str:
+        try:
+            return next(moves)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    monkeypatch.setattr(play, "read_line", read)
+    assert play.main(argv) == 130
+    out = capsys.readouterr().out
+    assert out.count(play.HELP) == 2 and "``" not in play.HELP
+    assert "round 1 over (penalty points, fewest wins):" in out
+    assert f"game record: {record} (1 round)" in out and "interrupted: stopping" in out
+    assert len(list(read_records(record))) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--record", "/nonexistent/dir/x.jsonl"], "the folder of --record"),
+    (["--hint-worlds", "0"], "--hint-worlds must be at least 1"),
+    (["--agents", "ppo:checkpoint=/nonexistent/policy.pt"], "/nonexistent/policy.pt"),
+])
+def test_bad_paths_and_counts_are_one_line(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        play.main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and "Traceback" not in err
+    assert not Path("/nonexistent").exists()
+
+
+def test_the_record_folder_must_be_named_not_made(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        play.main(["--record", str(tmp_path)])
+    assert "is a folder" in capsys.readouterr().err

@@ -3,6 +3,7 @@ through with the keys and buttons; the cards shown must match the record."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ from playwright.sync_api import sync_playwright
 
 from smoor_env import Rules, card_str, raw_env
 from smoor_env.record import write_records
-from smoor_env.render.viewer import main, round_frames
+from smoor_env.render.viewer import main, round_frames, viewer_html
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; `make test` installs it
 NAMES = ["0:you", "1:greedy", "2:mc", "3:random"]
@@ -140,3 +141,21 @@ def test_bad_input_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):  # a malformed command line: tyro's usage error
         main([])
     assert not (tmp_path / "x.html").exists()
+
+
+def test_a_missing_output_folder_is_one_line(records, tmp_path, capsys):
+    path = tmp_path / "match.jsonl"
+    write_records(path, records)
+    assert main([str(path), "-o", str(tmp_path / "missing" / "x.html")]) == 2
+    err = capsys.readouterr().err
+    assert "smoor-view: error: the folder of --output" in err and "Traceback" not in err
+    assert not (tmp_path / "missing").exists()
+
+
+def test_no_name_can_end_the_script_element(records):
+    names = ["<!--<script>", "</script><b>x", "a", "b"]
+    page = viewer_html([dict(r, agents=names) for r in records])
+    script = page[page.index("<script>") + len("<script>"):page.rindex("</script>")]
+    assert "<" not in script.split("const ROUNDS = ", 1)[1].split(";\n", 1)[0]
+    assert json.loads(script.split("const ROUNDS = ", 1)[1].split(";\n", 1)[0])[0][
+        "names"] == names

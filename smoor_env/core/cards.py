@@ -3,7 +3,11 @@
 A card id is ``13 * suit + (rank - 2)`` with suits in the order clubs,
 diamonds, hearts, spades (``C D H S``) and ranks 2..14 (``T`` = ten, ``A`` = 14),
 so ``2C`` = 0, ``AC`` = 12, ``2H`` = 26, ``AH`` = 38, ``QS`` = 49, ``AS`` = 51.
-The text form is rank then suit (``"QS"``); display may use ``♣♦♥♠``.
+Two text forms, rank then suit: the compact one of records and action texts, two
+ASCII characters with ``T`` for the ten (``"QS"``, ``"TH"``), and the display form
+of every view people read (terminal, pictures, the replay page), with suit symbols
+and ``10`` for the ten (``"Q♠"``, ``"10♥"``). ``parse_card`` reads either, in any
+case (``10h``, ``th``, ``TH``, ``10♥``).
 
 Sets of cards are kept as ``uint64`` bitmasks (bit ``c`` set = card ``c`` in the
 set), which lets the engine follow suit with one ``&`` and count with
@@ -49,13 +53,21 @@ def card_rank(card: int) -> int:
     return card % CARDS_PER_SUIT + 2
 
 
+def rank_str(card: int) -> str:
+    """Display form of a card's rank: ``"2"`` .. ``"10"``, ``"J"``, ``"Q"``, ``"K"``, ``"A"``."""
+    rank = RANKS[int(card) % CARDS_PER_SUIT]
+    return "10" if rank == "T" else rank
+
+
 def card_str(card: int, symbols: bool = False) -> str:
-    """Text form of a card id: ``card_str(49) == "QS"``; with symbols ``"Q♠"``."""
+    """Text form of a card id: compact ``card_str(49) == "QS"``, ``card_str(34) == "TH"``;
+    with symbols the display form, ``"Q♠"``, ``"10♥"``."""
     card = int(card)
     if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card} is out of range 0..51")
-    suits = SUIT_SYMBOLS if symbols else SUITS
-    return RANKS[card % CARDS_PER_SUIT] + suits[card // CARDS_PER_SUIT]
+    if symbols:
+        return rank_str(card) + SUIT_SYMBOLS[card // CARDS_PER_SUIT]
+    return RANKS[card % CARDS_PER_SUIT] + SUITS[card // CARDS_PER_SUIT]
 
 
 def parse_card(text: str) -> int:

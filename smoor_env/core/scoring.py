@@ -8,6 +8,7 @@ uint64 bitmasks (see ``cards.py``); arrays are (n, P) per game and seat.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -104,6 +105,37 @@ def provisional_points(rules: Rules, state: Any) -> np.ndarray:
     points = round_score(rules, state.won, np.zeros_like(state.dead), state.bids,
                          state.cursed_suit)
     return -points if rules.is_hearts else points
+
+
+def known_points(rules: Rules, state: Any) -> np.ndarray:
+    """(n, P) int32 round points as every player at the table knows them mid-round: the
+    points the views show (terminal, pictures, the replay page), in the records' sign.
+
+    Hearts: penalty points taken so far, positive (more is worse; the moon once all 26
+    are taken). Smoorverliefd: the points won so far (a sweep once all 13 hearts are
+    won, as in ``provisional_points``), plus a Blinde Liefde bid's bonus or penalty once
+    its outcome is certain: missed once the seat holds more heart cards than it bid or
+    can no longer reach its bid (fewer hearts left unwon than it lacks), made once it
+    holds its bid with all 13 hearts won. The cursed-suit penalty goes to the most
+    cursed cards at the round's end, so it is never known before (``round_points``
+    then holds the real score).
+    """
+    if rules.is_hearts:
+        return round_score(rules, state.won, np.zeros_like(state.dead), state.bids,
+                           state.cursed_suit)
+    base = dataclasses.replace(rules, bidding=False, cupids_arrow=False)
+    points = round_score(base, state.won, np.zeros_like(state.dead), state.bids,
+                         state.cursed_suit)  # (n, P) int32
+    if rules.bidding:
+        heart_cards = popcount(state.won & _HEARTS)  # (n, P)
+        unwon = C.CARDS_PER_SUIT - heart_cards.sum(axis=1, keepdims=True)  # (n, 1)
+        bids = state.bids  # (n, P), -1 before a seat bids
+        bid = bids >= 0
+        missed = bid & ((heart_cards > bids) | (heart_cards + unwon < bids))
+        made = bid & (heart_cards == bids) & (unwon == 0)
+        extra = np.where(missed, -rules.bid_penalty, np.where(made, rules.bid_bonus, 0))
+        points = points + (_team(extra) if rules.partners else extra)
+    return points.astype(np.int32, copy=False)
 
 
 def score_scale(rules: Rules) -> float:

@@ -18,6 +18,7 @@ _WIDTH, _HEIGHT = 160.0, 100.0
 _CARD_W, _CARD_H = 6.0, 8.5
 _FELT, _BACK = "#1d6b3a", "#27408b"
 _RED, _BLACK = "#c8102e", "#111111"
+_CHOSEN = "#b8c4d6"  # the face of a card chosen to pass
 
 
 def _seat_positions(p: int, observer: int) -> dict[int, tuple[float, float]]:
@@ -29,12 +30,13 @@ def _seat_positions(p: int, observer: int) -> dict[int, tuple[float, float]]:
 
 
 def _card(ax, x: float, y: float, card: int | None, legal: bool = False,
-          scale: float = 1.0) -> None:
-    """One card face (or a back, card None) with its lower left corner at (x, y)."""
+          scale: float = 1.0, chosen: bool = False) -> None:
+    """One card face (or a back, card None) with its lower left corner at (x, y); a card
+    chosen to pass is greyed."""
     from matplotlib.patches import FancyBboxPatch
 
     w, h = _CARD_W * scale, _CARD_H * scale
-    face = "#fffdf5" if card is not None else _BACK
+    face = _CHOSEN if chosen else "#fffdf5" if card is not None else _BACK
     edge = "#f2b705" if legal else "#555555"
     ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.8",
                                 facecolor=face, edgecolor=edge, linewidth=2.2 if legal else 0.6,
@@ -42,7 +44,7 @@ def _card(ax, x: float, y: float, card: int | None, legal: bool = False,
     if card is not None:
         suit = C.card_suit(card)
         colour = _RED if suit in RED_SUITS else _BLACK
-        rank = C.RANKS[card % 13].replace("T", "10")
+        rank = C.rank_str(card)
         ax.text(x + 0.35 * scale, y + h - 0.4 * scale, rank, color=colour,
                 fontsize=8.5 * scale, fontweight="bold", ha="left", va="top", zorder=3)
         ax.text(x + 0.35 * scale, y + h - 3.6 * scale, C.SUIT_SYMBOLS[suit], color=colour,
@@ -54,7 +56,8 @@ def draw_table(view: TableView, figsize: tuple[float, float] = (8.0, 5.0)):
 
     Every seat around an oval table with its name, bid, round points and total; the
     observer's hand (every hand when shown) as card faces grouped by suit with the
-    legal cards outlined in gold, hidden hands as card backs; the trick in progress
+    legal cards outlined in gold and cards chosen to pass greyed, hidden hands as card
+    backs; a pass's direction, or what was received, by the seat; the trick in progress
     in the middle, each card towards its player; the last finished trick and who
     took it in the top left corner.
 
@@ -87,13 +90,20 @@ def draw_table(view: TableView, figsize: tuple[float, float] = (8.0, 5.0)):
         cards: list[int | None] = ([c for _, group in suit_groups(held) for c in group]
                                    if held is not None else [None] * n)
         x0 = cx - (step * (len(cards) - 1) + _CARD_W) / 2
+        chosen = set(view.chosen[seat] or ())
         for k, card in enumerate(cards):
-            raised = 1.2 if card in legal else 0.0
-            _card(ax, x0 + step * k, cy - _CARD_H / 2 + raised, card, legal=card in legal)
+            raised = 1.2 if card in legal else -1.2 if card in chosen else 0.0
+            _card(ax, x0 + step * k, cy - _CARD_H / 2 + raised, card, legal=card in legal,
+                  chosen=card in chosen)
         label = view.names[seat]
         if view.bids is not None:
             label += f"  bid {view.bids[seat] if view.bids[seat] >= 0 else '-'}"
         label += f"  round {view.points[seat]}  total {view.totals[seat]}"
+        if view.chosen[seat] is not None:
+            label += f"  passes {len(chosen)}/3 to {view.names[view.pass_to[seat]]}"
+        elif view.received[seat] is not None:
+            label += (f"  got {C.cards_str(view.received[seat], symbols=True)} from "
+                      f"{view.names[view.pass_to.index(seat)]}")
         acting = seat == view.seat_to_act
         ax.text(cx, cy + _CARD_H / 2 + 2.2, ("▶ " if acting else "") + label, fontsize=8,
                 ha="center", va="bottom", color="#ffe066" if acting else "white",

@@ -17,7 +17,7 @@ import numpy as np
 from smoor_env.core import cards as C
 from smoor_env.core.engine import Engine
 from smoor_env.core.rules import turn_order
-from smoor_env.core.scoring import provisional_points
+from smoor_env.core.scoring import known_points
 from smoor_env.core.state import Phase
 
 #: Suits in display order (spades first, as players sort their hands).
@@ -43,12 +43,19 @@ class TableView:
     trick: list[tuple[int, int]]  # (seat, card) of the trick in progress, in play order
     last_trick: list[tuple[int, int]]  # (seat, card) of the last finished trick, in order
     last_winner: int | None  # the seat that took the last finished trick
-    points: list[int]  # (P,) round points so far (Hearts: minus penalty points)
+    points: list[int]  # (P,) round points known so far (``scoring.known_points``; Hearts:
+    #                    penalty points, positive, as in the records)
     totals: list[int]  # (P,) match totals before this round's points
     bids: list[int] | None  # (P,) bids (-1: not yet), None without bidding
     cursed_suit: int | None  # 0..3 or None
     dead: list[int] | None  # the dead pile, when every hand is shown
     winners: list[int]  # the seats that won the match (empty until it is over)
+    # Hearts passing, as the observer knows it (every seat's when all hands are shown):
+    pass_to: list[int | None]  # (P,) the seat each seat passes to this round, None: no pass
+    chosen: list[list[int] | None]  # (P,) cards chosen to pass so far (until the exchange;
+    #                                 None when hidden), also still in ``hands``
+    received: list[list[int] | None]  # (P,) cards received in this round's exchange (None
+    #                                   when hidden or before it)
 
 
 def _trick_in_order(cards: np.ndarray, leader: int) -> list[tuple[int, int]]:
@@ -100,8 +107,17 @@ def table_view(engine: Engine, game: int = 0, observer: int | None = None,
         fin = st.finished
         last = _trick_in_order(fin["trick_cards"][g, -1], int(fin["trick_leader"][g, -1]))
         winner = int(fin["trick_winner"][g, -1])
-    points = provisional_points(rules, st)[g]
+    points = known_points(rules, _Row(st, g))[0]
     cursed = int(st.cursed_suit[g])
+    offset = int(rules.pass_offset(int(st.round_number[g])))
+    pass_to = [(s + offset) % p if offset else None for s in range(p)]
+    shows = [show_all_hands or s == observer for s in range(p)]
+    exchanged = offset != 0 and phase != Phase.PASS
+    chosen = [[int(c) for c in st.passes[g, s] if c >= 0] if shows[s] and offset and not exchanged
+              else None for s in range(p)]
+    # What seat s received: the cards its passer chose (the passer is s - offset).
+    received = [[int(c) for c in sorted(st.passes[g, (s - offset) % p])]
+                if shows[s] and exchanged else None for s in range(p)]
     return TableView(
         title=title, names=names, seat_to_act=seat_to_act, phase=phase, observer=observer,
         hands=shown, hand_sizes=[len(h) for h in hands], legal_cards=legal, trick=trick,
@@ -110,7 +126,16 @@ def table_view(engine: Engine, game: int = 0, observer: int | None = None,
         bids=[int(b) for b in st.bids[g]] if rules.bidding else None,
         cursed_suit=cursed if cursed >= 0 else None,
         dead=C.cards_of(int(st.dead[g])) if show_all_hands else None,
-        winners=[s for s in range(p) if over and st.winners[g, s]])
+        winners=[s for s in range(p) if over and st.winners[g, s]],
+        pass_to=pass_to, chosen=chosen, received=received)
+
+
+class _Row:
+    """Game ``g`` of a state as a batch of one (the arrays ``known_points`` reads)."""
+
+    def __init__(self, st, g: int) -> None:
+        self.won, self.dead = st.won[g:g + 1], st.dead[g:g + 1]
+        self.bids, self.cursed_suit = st.bids[g:g + 1], st.cursed_suit[g:g + 1]
 
 
 def suit_groups(cards: list[int]) -> list[tuple[int, list[int]]]:
@@ -124,14 +149,34 @@ def suit_groups(cards: list[int]) -> list[tuple[int, list[int]]]:
 
 
 def hand_text(cards: list[int]) -> str:
-    """Cards grouped by suit, high to low: ``♠ A Q 7  ♥ K 2 ...``."""
-    return "  ".join(C.SUIT_SYMBOLS[suit] + " " + " ".join(C.RANKS[c % 13] for c in group)
+    """Cards grouped by suit, high to low: ``♠ A Q 7  ♥ K 10 2 ...``."""
+    return "  ".join(C.SUIT_SYMBOLS[suit] + " " + " ".join(C.rank_str(c) for c in group)
                      for suit, group in suit_groups(cards)) or "-"
 
 
 def trick_text(trick: list[tuple[int, int]], names: list[str]) -> str:
     """``player_1 Q♠, player_2 7♠`` (in play order)."""
     return ", ".join(f"{names[s]} {C.card_str(c, symbols=True)}" for s, c in trick)
+
+
+def pass_lines(view: TableView) -> list[str]:
+    """The pass of this round as the view may show it: for each seat shown, the cards
+    it chose so far and to whom (``passes to player_1: Q♠ 10♥``), or after the exchange
+    what it received and from whom."""
+    lines = []
+    for seat, target in enumerate(view.pass_to):
+        if target is None:
+            continue
+        chosen, got = view.chosen[seat], view.received[seat]
+        if chosen is not None:
+            lines.append(f"{view.names[seat]} passes to {view.names[target]}: "
+                         + (C.cards_str(chosen, symbols=True) or "-")
+                         + f" ({len(chosen)}/3 chosen)")
+        elif got is not None:
+            passer = view.pass_to.index(seat)
+            lines.append(f"{view.names[seat]} received from {view.names[passer]}: "
+                         + C.cards_str(got, symbols=True))
+    return lines
 
 
 def render_text(engine: Engine, game: int = 0, observer: int | None = None,
@@ -149,6 +194,8 @@ def render_text(engine: Engine, game: int = 0, observer: int | None = None,
     for seat, name in enumerate(view.names):
         card = C.card_str(played[seat], symbols=True) if seat in played else ""
         held = view.hands[seat]
+        if held is not None and view.chosen[seat]:  # shown on the seat's pass line
+            held = [c for c in held if c not in view.chosen[seat]]
         hand = hand_text(held) if held is not None else f"({view.hand_sizes[seat]} cards)"
         marker = "*" if seat == view.seat_to_act else " "
         row = (f"{marker}{name:<{width - 1}s} {card:>5s} {view.points[seat]:>6d} "
@@ -157,6 +204,7 @@ def render_text(engine: Engine, game: int = 0, observer: int | None = None,
             bid = view.bids[seat]
             row += f"  {bid if bid >= 0 else '-':>3}"
         lines.append(row + "  " + hand)
+    lines += pass_lines(view)
     if view.last_trick:
         lines.append(f"last trick: {trick_text(view.last_trick, view.names)} "
                      f"- taken by {view.names[view.last_winner]}")

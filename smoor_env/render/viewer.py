@@ -30,6 +30,7 @@ import tyro
 from smoor_env.core import cards as C
 from smoor_env.core.engine import Engine, action_str
 from smoor_env.core.rules import Rules
+from smoor_env.core.state import Phase
 from smoor_env.record import read_records
 from smoor_env.render import table_view
 
@@ -63,15 +64,19 @@ def round_frames(record: dict) -> dict:
                 "last": [[s, C.card_str(c)] for s, c in view.last_trick],
                 "winner": view.last_winner, "points": view.points, "totals": view.totals,
                 "bids": view.bids, "move": move, "trick_done": trick_done,
-                "cursed": None if view.cursed_suit is None else C.SUITS[view.cursed_suit]}
+                "cursed": None if view.cursed_suit is None else C.SUITS[view.cursed_suit],
+                "pass_to": view.pass_to,
+                "chosen": [None if c is None else _texts(c) for c in view.chosen],
+                "received": [None if c is None else _texts(c) for c in view.received]}
 
     frames = [frame(None, False)]
     for seat, action in record["actions"]:
         tricks = int(engine.state.trick_index[0])
+        passing = Phase(int(engine.state.phase[0])) == Phase.PASS
         engine.step(np.array([action]))
         done = bool(engine.state.round_over[0]) or int(engine.state.trick_index[0]) > tricks
-        text = (C.card_str(action, symbols=True).replace("T", "10") if action < C.NUM_CARDS
-                else action_str(action))
+        text = (action_str(action) if action >= C.NUM_CARDS else
+                ("passes " if passing else "") + C.card_str(action, symbols=True))
         frames.append(frame([seat, text], done))
     # After the last card the engine has dealt the next round: show the round's end instead.
     end = frames[-1]
@@ -90,6 +95,7 @@ body { font-family: system-ui, sans-serif; background: #f4f1ea; margin: 16px; co
 .seat { display: flex; align-items: center; gap: 10px; padding: 4px 0; }
 .seat.to-act .name { color: #ffe066; font-weight: bold; }
 .name { width: 140px; } .nums { width: 190px; font-size: 14px; }
+.pass { font-size: 12px; color: #cfe8d6; }
 .hand, .cards { display: flex; gap: 3px; flex-wrap: wrap; min-height: 46px; }
 .card { width: 34px; height: 42px; background: #fffdf5; color: #111; border-radius: 4px;
         border: 1px solid #555; font-weight: bold; font-size: 13px; line-height: 16px;
@@ -128,11 +134,14 @@ const SYMBOL = {C: "\\u2663", D: "\\u2666", H: "\\u2665", S: "\\u2660"};
 const ORDER = "SHDC", RANKS = "23456789TJQKA";
 let r = 0, i = 0;
 
+function cardText(text) {  // "TH" -> "10♥": the display form of a card
+  return (text[0] === "T" ? "10" : text[0]) + SYMBOL[text[1]];
+}
 function cardElement(text, seat) {
   const el = document.createElement("div");
   el.className = "card" + ("HD".includes(text[1]) ? " red" : "");
   el.dataset.card = text;
-  el.textContent = (text[0] === "T" ? "10" : text[0]) + SYMBOL[text[1]];
+  el.textContent = cardText(text);
   if (seat !== undefined) {
     el.dataset.seat = seat;
     const who = document.createElement("span");
@@ -167,6 +176,15 @@ function show() {
     nums.className = "nums"; nums.dataset.points = f.points[s]; nums.dataset.total = f.totals[s];
     nums.textContent = (f.bids ? `bid ${f.bids[s] < 0 ? "-" : f.bids[s]}  ` : "")
       + `round ${f.points[s]}  total ${f.totals[s]}`;
+    const pass = document.createElement("div");
+    pass.className = "pass";
+    if (f.chosen && f.chosen[s])
+      pass.textContent = `passes to ${round.names[f.pass_to[s]]}: `
+        + f.chosen[s].map(cardText).join(" ");
+    else if (f.received && f.received[s])
+      pass.textContent = `received from ${round.names[f.pass_to.indexOf(s)]}: `
+        + f.received[s].map(cardText).join(" ");
+    nums.appendChild(pass);
     const hand = document.createElement("div");
     hand.className = "hand";
     sortHand(f.hands[s]).forEach(c => hand.appendChild(cardElement(c)));
@@ -217,7 +235,9 @@ def viewer_html(records: list[dict], title: str = "smoor-env replay") -> str:
     if not records:
         raise ValueError("no game records to show")
     data = json.dumps([round_frames(record) for record in records], separators=(",", ":"))
-    data = data.replace("</", "<\\/")  # never close the script element early
+    # Escape every "<" so that no text (an agent's name) can close or comment out the
+    # script element; JSON reads "\\u003c" back as "<".
+    data = data.replace("<", "\\u003c")
     return _PAGE.replace("__TITLE__", html.escape(title)).replace("__DATA__", data)
 
 
@@ -240,7 +260,16 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as error:
         print(f"smoor-view: error: {error}", file=sys.stderr)
         return 2
-    args.output.write_text(page, encoding="utf-8")
+    if not args.output.parent.is_dir():
+        print(f"smoor-view: error: the folder of --output {args.output} does not exist",
+              file=sys.stderr)
+        return 2
+    try:
+        args.output.write_text(page, encoding="utf-8")
+    except OSError as error:
+        print(f"smoor-view: error: cannot write {args.output}: {error.strerror}",
+              file=sys.stderr)
+        return 2
     print(f"{args.output}: {len(records)} rounds")
     return 0
 
