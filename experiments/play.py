@@ -30,6 +30,7 @@ otherwise (or with ``--plain``).
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import typing
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ import numpy as np
 import tyro
 from tyro.constructors import PrimitiveConstructorSpec
 
+from agents import agent_names
+from smoor_env import PRESETS
 from smoor_env.core import cards as C
 from smoor_env.core.engine import Engine, action_str
 from smoor_env.core.rules import GAME_DEFAULT, GAMES, Rules
@@ -54,10 +57,25 @@ HELP = """moves: a card (QS, 10h, th, 10♥), an action (bid 3, curse H) or a mo
   hint  what the mc agent would play, and the points it expects of each legal move
   undo  back to your previous decision
   quit  stop (the end of the input and Ctrl-C stop too; finished rounds are saved)"""
-#: ``--help``'s text: what it does, the examples, and where the moves are explained.
+
+
+def _flags(options: dict[str, Any]) -> str:
+    """The command-line flags of a preset's ``Rules`` options (``--game hearts --no-passing``)."""
+    flags = []
+    for name, value in options.items():
+        flag = "--" + name.replace("_", "-")
+        flags.append(flag if value is True else "--no-" + flag[2:] if value is False
+                     else f"{flag} {value}")
+    return " ".join(flags) or "the default"
+
+
+#: ``--help``'s text: what it does, the examples, the named rule sets as flags, and where
+#: the moves are explained.
 DESCRIPTION = (__doc__.split("\n\n")[0].split(": ", 1)[1] + "\n\n"
-               + __doc__.split("\n\n")[1] + "\n\nAt your move, 'help' lists the moves "
-               "and the commands hint, undo and quit.")
+               + __doc__.split("\n\n")[1] + "\n\nThe named rule sets (smoor_env.PRESETS): "
+               + "; ".join(f"{name}: {_flags(p.options)}" for name, p in PRESETS.items())
+               + ".\n\nAt your move, 'help' lists the moves and the commands hint, undo "
+               "and quit.")
 
 
 # ------------------------------------------------------------------ the match
@@ -484,8 +502,24 @@ _INT_OR_NONE = PrimitiveConstructorSpec(
     nargs=1, metavar="INT|none", instance_from_str=_int_or_none,
     is_instance=lambda value: value is None or value is GAME_DEFAULT or isinstance(value, int),
     str_from_instance=lambda value: [str(value).lower()])
-#: The help of an option whose default depends on the game (its docstring gives both).
-_GAME_DEFAULT_HINT = tyro.conf.arg(help_behavior_hint="(default: the game's)")
+
+
+def _option_help(doc: str) -> dict[str, str]:
+    """{field: its help} from a Google-style docstring's ``Attributes:`` section, with the
+    reST markup (````code````, ``*title*``) taken out for the terminal."""
+    helps: dict[str, str] = {}
+    section = doc[doc.index("Attributes:"):].splitlines()[1:]
+    for line in section:
+        entry = re.match(r" {8}(\w+): (.*)", line)
+        if entry:
+            name, helps[entry[1]] = entry[1], entry[2]
+        elif line.startswith(" " * 12):
+            helps[name] += " " + line.strip()
+    return {key: re.sub(r"``|\*", "", text) for key, text in helps.items()}
+
+
+#: The help of each ``Rules`` option on the command line.
+_RULE_HELP = _option_help(Rules.__doc__)
 
 
 def _rule_option(name: str, kind: Any, default: Any) -> tuple[str, Any, Any]:
@@ -496,15 +530,16 @@ def _rule_option(name: str, kind: Any, default: Any) -> tuple[str, Any, Any]:
     True or False; ``GAME_DEFAULT`` otherwise) that ``RuleOptions.rules`` leaves out,
     so that ``Rules`` applies the game's default."""
     by_game = default is GAME_DEFAULT
-    hint = _GAME_DEFAULT_HINT if by_game else tyro.conf.arg()
+    hint = tyro.conf.arg(help=_RULE_HELP[name], help_behavior_hint=(
+        "(default: the game's)" if by_game else None))
     if kind is bool:
         if by_game:
             return name, Annotated[tyro.conf.DisallowNone[bool | None], hint], None
-        return name, bool, default
+        return name, Annotated[bool, hint], default
     if kind is str and name == "game":
-        return name, Literal[GAMES], default
+        return name, Annotated[Literal[GAMES], hint], default
     if kind is int and not by_game:
-        return name, int, default
+        return name, Annotated[int, hint], default
     if kind == int | None:
         return name, Annotated[Any, _INT_OR_NONE, hint], default
     raise TypeError(f"no command-line form for Rules.{name}: {kind} = {default!r}")
@@ -534,9 +569,10 @@ RULE_OPTION_MARKERS = {f.name: getattr(RuleOptions(), f.name) for f in dataclass
 
 @dataclass
 class Args:
-    agents: list[str] = field(default_factory=lambda: ["greedy"])
-    """one agent for every other seat, or one per other seat in seat order;
-    name[:key=value,...] (e.g. mc:worlds=64, ppo)"""
+    agents: Annotated[list[str], tyro.conf.arg(help=(
+        "one agent for every other seat, or one per other seat in seat order: "
+        f"{', '.join(agent_names())}, with options as name:key=value,... "
+        "(e.g. mc:worlds=64)"))] = field(default_factory=lambda: ["greedy"])
     seat: int = 0
     """the seat you play"""
     seed: Annotated[int | None, tyro.conf.arg(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import re
 import subprocess
 import sys
@@ -207,3 +208,25 @@ def test_the_record_folder_must_be_named_not_made(tmp_path, capsys):
     with pytest.raises(SystemExit):
         play.main(["--record", str(tmp_path)])
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_help_names_every_agent_and_rule_set(capsys):
+    from agents import agent_names
+    from smoor_env import PRESETS
+
+    with pytest.raises(SystemExit):
+        play.main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert all(name in out for name in agent_names()) and all(f"{n}:" in out for n in PRESETS)
+    assert "``" not in out and out.startswith("usage: smoor-play")
+
+
+def test_the_defaults_play_and_record_under_the_current_folder(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "experiments.play", "--seed", "1", "--plain"],
+                          input="1\n" * 400, capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "round 1 over (points):" in done.stdout
+    assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.jsonl")] == [
+        "results/play/smoorverliefd_4p_seed1.jsonl"]
