@@ -30,6 +30,7 @@ otherwise (or with ``--plain``).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import sys
 import typing
@@ -580,7 +581,10 @@ class Args:
     """the match's seed"""
     record: Annotated[Path | None, tyro.conf.arg(
         help_behavior_hint="(default: results/play/<game>_<P>p_seed<S>.jsonl)")] = None
-    """game record file (JSON lines, rewritten after each round)"""
+    """game record file (JSON lines, rewritten after each round); an existing file is
+    refused unless --overwrite"""
+    overwrite: bool = False
+    """replace the file --record names if it exists"""
     hint_worlds: int = 64
     """sampled worlds for 'hint'"""
     plain: bool = False
@@ -590,19 +594,33 @@ class Args:
     """the rules of the match (smoor_env.core.rules.Rules); impossible combinations are refused"""
 
 
-def _record_path(given: Path | None, rules: Rules, seed: int) -> Path:
-    """Where the game record goes: ``--record`` (its folder must exist), or the default
-    ``results/play/<game>_<P>p_seed<S>.jsonl``, whose folder is made under the current
-    one. Raises ValueError naming the problem."""
+def _record_path(given: Path | None, rules: Rules, seed: int, overwrite: bool) -> Path:
+    """Where the game record goes, checked before the first card: ``--record`` (its
+    folder must exist and be writable; an existing file is an earlier match's record,
+    replaced only with ``overwrite``), or by default
+    ``results/play/<game>_<P>p_seed<S>.jsonl`` under the current folder (made if
+    missing), ``..._seed<S>-2.jsonl`` and so on when that name is taken. Raises
+    ValueError naming the problem."""
     if given is None:
-        path = Path("results/play") / f"{rules.game}_{rules.num_players}p_seed{seed}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-    if given.is_dir():
-        raise ValueError(f"--record {given} is a folder; name a file in it")
-    if not given.parent.is_dir():
-        raise ValueError(f"the folder of --record {given} does not exist")
-    return given
+        folder = Path("results/play")
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = f"{rules.game}_{rules.num_players}p_seed{seed}"
+        path, n = folder / f"{stem}.jsonl", 1
+        while path.exists() and not overwrite:
+            n += 1
+            path = folder / f"{stem}-{n}.jsonl"
+    else:
+        path = given
+        if path.is_dir():
+            raise ValueError(f"--record {path} is a folder; name a file in it")
+        if not path.parent.is_dir():
+            raise ValueError(f"the folder of --record {path} does not exist")
+        if path.exists() and not overwrite:
+            raise ValueError(f"--record {path} already holds a game record; name a new file "
+                             f"or pass --overwrite to replace it")
+    if not os.access(path.parent, os.W_OK) or path.exists() and not os.access(path, os.W_OK):
+        raise ValueError(f"cannot write the game record {path}: permission denied")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -614,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
         seed = (int(np.random.default_rng().integers(2**31)) if args.seed is None
                 else args.seed)
         session = Session(rules, seed, args.seat, args.agents)
-        record = _record_path(args.record, rules, seed)
+        record = _record_path(args.record, rules, seed, args.overwrite)
     except (ValueError, TypeError, ImportError, OSError) as error:
         print(f"smoor-play: error: {error} (see smoor-play --help)", file=sys.stderr)
         raise SystemExit(2) from None

@@ -182,21 +182,27 @@ def read_records(path: str | Path) -> Iterator[dict]:
     """The records of a JSON-lines file, in order (blank lines are skipped).
 
     Raises:
-        RecordError: naming the file and line, for a line that is not JSON (a
-            truncated line included), not a JSON object, or not of the record's form
+        RecordError: naming the file and line, for a line that is not UTF-8 text or
+            not JSON (a truncated line included), not a JSON object, or not of the record's form
             (``check_record``).
     """
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            where = f"{path}:{number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise RecordError(f"{where}: not UTF-8 text (byte {error.start + 1})") from None
             if not line.strip():
                 continue
-            where = f"{path}:{number}"
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise RecordError(f"{where}: not JSON ({error.msg} at column {error.colno}"
                                   f"{'; truncated line?' if not line.endswith(chr(10)) else ''})"
                                   ) from None
+            except RecursionError:
+                raise RecordError(f"{where}: not a record (JSON nested too deeply)") from None
             try:
                 check_record(record)
             except RecordError as error:

@@ -230,3 +230,21 @@ def test_the_defaults_play_and_record_under_the_current_folder(tmp_path):
     assert "round 1 over (points):" in done.stdout
     assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.jsonl")] == [
         "results/play/smoorverliefd_4p_seed1.jsonl"]
+
+
+def test_an_earlier_record_is_never_replaced_silently(tmp_path, capsys, monkeypatch):
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text("an earlier match\n")
+    with pytest.raises(SystemExit):
+        play.main(["--record", str(earlier)])
+    assert "already holds a game record" in capsys.readouterr().err
+    assert earlier.read_text() == "an earlier match\n"
+    # The default name: the same seed twice gets a second file.
+    monkeypatch.chdir(tmp_path)
+    rules = Rules()
+    first = play._record_path(None, rules, 7, overwrite=False)
+    first.write_text("round 1\n")
+    second = play._record_path(None, rules, 7, overwrite=False)
+    assert second.name == "smoorverliefd_4p_seed7-2.jsonl"
+    assert play._record_path(None, rules, 7, overwrite=True) == first
+    assert play._record_path(earlier, rules, 7, overwrite=True) == earlier

@@ -159,3 +159,37 @@ def test_no_name_can_end_the_script_element(records):
     assert "<" not in script.split("const ROUNDS = ", 1)[1].split(";\n", 1)[0]
     assert json.loads(script.split("const ROUNDS = ", 1)[1].split(";\n", 1)[0])[0][
         "names"] == names
+
+
+@pytest.mark.parametrize("field, change", [
+    ("round_points", lambda r: r["round_points"].__setitem__(0, r["round_points"][0] + 1)),
+    ("totals", lambda r: r["totals"].__setitem__(1, r["totals"][1] + 2)),
+    ("trick_winners", lambda r: r["trick_winners"].__setitem__(
+        0, (r["trick_winners"][0] + 1) % 4)),
+    ("actions", lambda r: r["actions"][-1].__setitem__(0, (r["actions"][-1][0] + 1) % 4)),
+    ("seed", lambda r: r.__setitem__("seed", r["seed"] + 1)),
+    ("dealer", lambda r: r.__setitem__("dealer", (r["dealer"] + 1) % 4)),
+])
+def test_a_record_the_engine_would_not_play_is_refused(records, tmp_path, capsys, field,
+                                                       change):
+    second = json.loads(json.dumps(records[1]))  # round 2: its seed fixes the deal
+    change(second)
+    path = tmp_path / "match.jsonl"
+    write_records(path, [records[0], second])
+    out = tmp_path / "game.html"
+    assert main([str(path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"smoor-view: error: {path}: record 2: ") and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfe{}\n", "match.jsonl:1: not UTF-8 text"),
+    (b"[" * 100_000 + b"\n", "match.jsonl:1: not "),
+])
+def test_unreadable_files_name_the_file_and_line(tmp_path, capsys, content, message):
+    path = tmp_path / "match.jsonl"
+    path.write_bytes(content)
+    assert main([str(path), "-o", str(tmp_path / "game.html")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

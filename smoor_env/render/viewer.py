@@ -31,7 +31,7 @@ from smoor_env.core import cards as C
 from smoor_env.core.engine import Engine, action_str
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import Phase
-from smoor_env.record import read_records
+from smoor_env.record import ReplayError, read_records, replay, replay_match
 from smoor_env.render import table_view
 
 
@@ -230,10 +230,38 @@ show();
 """
 
 
+def _matches(records: list[dict]) -> list[tuple[int, list[dict]]]:
+    """The records split into matches, as (index of the first, its records): a match
+    begins at round 1, or where the rules or the seed change, or a round is skipped."""
+    matches: list[tuple[int, list[dict]]] = []
+    for index, record in enumerate(records):
+        last = matches[-1][1][-1] if matches else None
+        if (last is None or record.get("round") == 1 or record.get("rules") != last["rules"]
+                or record.get("seed") != last["seed"] or record.get("round") != last["round"] + 1):
+            matches.append((index, []))
+        matches[-1][1].append(record)
+    return matches
+
+
 def viewer_html(records: list[dict], title: str = "smoor-env replay") -> str:
-    """The replay page of ``records`` (one HTML document, no external resources)."""
+    """The replay page of ``records`` (one HTML document, no external resources), each
+    replayed first (``record.replay``: a record the engine would not play is refused with
+    a ``ReplayError`` naming the record and the field)."""
     if not records:
         raise ValueError("no game records to show")
+    for first, match in _matches(records):  # the page shows only what the engine plays
+        if match[0]["round"] == 1:
+            try:
+                replay_match(match)
+            except ReplayError as error:  # "record <k in the match>: ..."
+                k, why = str(error).split(": ", 1)
+                raise ReplayError(f"record {first + int(k.split()[1]) + 1}: {why}") from None
+        else:  # a match's later rounds alone: each round as it stands
+            for k, record in enumerate(match):
+                try:
+                    replay(record)
+                except ReplayError as error:
+                    raise ReplayError(f"record {first + k + 1}: {error}") from None
     data = json.dumps([round_frames(record) for record in records], separators=(",", ":"))
     # Escape every "<" so that no text (an agent's name) can close or comment out the
     # script element; JSON reads "\\u003c" back as "<".
@@ -257,7 +285,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         records = list(read_records(args.records))
         page = viewer_html(records, title=args.records.name)
-    except (OSError, ValueError) as error:
+    except ReplayError as error:
+        print(f"smoor-view: error: {args.records}: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"smoor-view: error: cannot read {args.records}: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+    except ValueError as error:
         print(f"smoor-view: error: {error}", file=sys.stderr)
         return 2
     if not args.output.parent.is_dir():
