@@ -1,5 +1,6 @@
 """The docs state what the code does: every size, count, name and default they give about the
-API is checked against the code here, the README's code blocks run, and every relative link
+API is checked against the code here, every Python block of the README and docs/ runs as
+written, every shell block names commands and options that exist, and every relative link
 points at a file that exists."""
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ import dataclasses
 import inspect
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import gymnasium
@@ -68,19 +71,115 @@ def test_the_readmes_first_screen_gives_the_two_make_commands():
     assert "make test" in read(ROOT / ".ci" / "run")
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", read(README), re.S)
+# ------------------------------------------------------------------ code blocks
+#: The pages whose code blocks are run or checked: the README and every page of docs/.
+CODE_PAGES = [README, *sorted(DOCS.glob("*.md"))]
+#: The languages a block may name: python runs, sh is checked command by command, text
+#: (the README's layout) names files that exist.
+LANGUAGES = {"python", "sh", "text"}
 
 
-@pytest.mark.parametrize("index", range(len(python_blocks())))
-def test_every_python_block_of_the_readme_runs(index, tmp_path):
-    block = python_blocks()[index]
-    if "sb3_contrib" in block:
+def code_blocks(language: str | None = None) -> list[tuple[Path, int, str]]:
+    """(page, line, code) of every fenced block of the CODE_PAGES in ``language`` (all
+    blocks when None)."""
+    blocks = []
+    for path in CODE_PAGES:
+        text = read(path)
+        for match in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
+            if language is None or match.group(1) == language:
+                blocks.append((path, text.count("\n", 0, match.start()) + 1, match.group(2)))
+    return blocks
+
+
+def block_id(block: tuple[Path, int, str]) -> str:
+    return f"{block[0].relative_to(ROOT)}:{block[1]}"
+
+
+@pytest.mark.parametrize("path", CODE_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_code_block_is_fenced_and_names_its_language(path):
+    """An indented block would escape the tests below; so would a block without a language."""
+    text = read(path)
+    languages = re.findall(r"^```(\w*)\n.*?^```", text, re.S | re.M)
+    assert set(languages) <= LANGUAGES, languages
+    outside = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    indented = re.findall(r"\n\n((?: {4}|\t)\S.*)", outside)
+    assert not indented, "indented code block; fence it with its language"
+
+
+@pytest.mark.parametrize("block", code_blocks("python"), ids=block_id)
+def test_every_python_block_runs(block, tmp_path):
+    """Each block as written, in a fresh interpreter, from an empty folder."""
+    code = block[2]
+    timeout = 600
+    if "sb3_contrib" in code:
         pytest.importorskip("sb3_contrib", reason="the SB3 quick start needs the rl extra")
+        timeout = 120  # it quotes seconds; SB3's default batch_size did not end in 170
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def shell_commands(code: str) -> list[list[str]]:
+    """The command lines of a shell block, continuation lines joined, comments dropped."""
+    return [words for line in code.replace("\\\n", " ").splitlines()
+            if (words := shlex.split(line, comments=True))]
+
+
+def pyproject() -> dict:
+    return tomllib.loads(read(ROOT / "pyproject.toml"))
+
+
+def help_text(argv: list[str]) -> str:
+    """What ``argv --help`` prints (a wide terminal, so that no option name is wrapped)."""
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "COLUMNS": "250"}
+    done = subprocess.run([*argv, "--help"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def command_help(words: list[str]) -> str | None:
+    """The help of the Python command line ``words`` starts (``python -m module`` or a
+    console script), None for make and pip; fails on a command the project does not have."""
+    scripts = pyproject()["project"]["scripts"]
+    if words[0] == "make":
+        targets = re.findall(r"^([\w-]+):", read(ROOT / "Makefile"), re.M)
+        assert set(words[1:]) <= set(targets), words
+        return None
+    if words[:2] == ["pip", "install"]:
+        extras = pyproject()["project"]["optional-dependencies"]
+        for target in words[2:]:
+            match = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", target)
+            assert match, target
+            assert set((match.group(1) or "").split(",")) - {""} <= set(extras), target
+        return None
+    if words[:2] == ["python", "-m"]:
+        return help_text([sys.executable, "-m", words[2]])
+    assert words[0] in scripts, f"{words[0]} is not a console script of the project"
+    module, function = scripts[words[0]].split(":")
+    return help_text([sys.executable, "-c", f"from {module} import {function}; {function}()"])
+
+
+@pytest.mark.parametrize("block", code_blocks("sh"), ids=block_id)
+def test_every_shell_block_names_real_commands_and_options(block):
+    """Shell blocks start long jobs (a benchmark, an interactive game, an install), so they
+    are not run: every command must exist (a make target, an extra, a module or console
+    script of the project) and every ``--option`` it gives must be in its ``--help``."""
+    for words in shell_commands(block[2]):
+        shown = command_help(words)
+        if shown is None:
+            continue
+        for option in [w.split("=")[0] for w in words if w.startswith("--")]:
+            assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", shown), (
+                f"{' '.join(words[:3])}: {option} is not in its --help")
+
+
+def test_the_layout_block_names_files_that_exist():
+    (layout,) = [code for path, _, code in code_blocks("text") if path == README]
+    named = [line.split()[0] for line in layout.splitlines() if line and not line[0].isspace()]
+    assert len(named) >= 8
+    assert [name for name in named if not (ROOT / name).exists()] == []
 
 
 def test_the_readmes_gymnasium_ids_are_registered():
