@@ -101,3 +101,61 @@ def reset_options(options: Any, known: tuple[str, ...], others: bool = False) ->
         raise ValueError(f"unknown reset option(s) {unknown}; the options are "
                          f"{list(known) or 'none'}")
     return options
+
+
+# ------------------------------------------------------------------ half-done changes
+class BrokenStateError(RuntimeError):
+    """A call stopped half-way through changing an engine or an environment (a
+    ``KeyboardInterrupt``, or an error after the first change): its state no longer
+    hangs together, so every call but ``reset()`` refuses until a reset succeeds."""
+
+
+class ChangeGuard:
+    """Marks its owner broken while a change is under way, so that a change cut short
+    (Ctrl-C, an agent's error) is never taken for a finished one.
+
+    ``with guard.changing("step()"): ...; return result`` sets the mark on entry and
+    clears it on a normal exit (the ``return`` inside the block, so no line of the
+    owner runs after the mark is cleared); an exception leaves the mark, naming it,
+    except those in ``unchanged`` (raised before any change, by design: the engine's
+    checks of its arguments). ``check``
+    raises ``BrokenStateError`` while the mark is set; ``clear`` is for a reset that
+    rebuilt everything.
+    """
+
+    __slots__ = ("owner", "broken", "_call", "_unchanged", "_now_unchanged")
+
+    def __init__(self, owner: str, unchanged: tuple[type[BaseException], ...] = ()) -> None:
+        self.owner = owner  # "SmoorVectorEnv": named in the error
+        self.broken: str | None = None  # what left the owner half-changed
+        self._call = ""
+        self._unchanged = self._now_unchanged = unchanged
+
+    def check(self, call: str) -> None:
+        """Raise ``BrokenStateError`` if a change was cut short (naming it)."""
+        if self.broken is not None:
+            raise BrokenStateError(f"{self.owner}.{call}: {self.broken} left its state "
+                                   f"half-changed; call reset() to start again")
+
+    def changing(self, call: str,
+                 unchanged: tuple[type[BaseException], ...] | None = None) -> ChangeGuard:
+        """The guard as a context manager for one change (``unchanged``: this call's own
+        kinds of exception raised before any change, instead of the guard's)."""
+        self._call = call
+        self._now_unchanged = self._unchanged if unchanged is None else unchanged
+        return self
+
+    def clear(self) -> None:
+        self.broken = None
+
+    def __enter__(self) -> None:
+        self.broken = f"an interrupted {self._call}"
+
+    def __exit__(self, kind, error, trace) -> None:  # one line: see the class docstring
+        self.broken = None if kind is None else self._after(kind, error)
+
+    def _after(self, kind: type[BaseException], error: BaseException) -> str | None:
+        """The mark an exception leaves: none for the ``unchanged`` kinds, else its name."""
+        if issubclass(kind, self._now_unchanged):
+            return None
+        return f"{kind.__name__}{f' ({error})' if str(error) else ''} inside {self._call}"

@@ -43,12 +43,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from smoor_env.core import cards as C
 from smoor_env.core.bits import ONE, U32, U56, byte_prefix_counts, kth_set_bit, popcount
-from smoor_env.core.checks import SEED_LIMIT, check_count, check_seed, int_array
+from smoor_env.core.checks import (
+    SEED_LIMIT,
+    ChangeGuard,
+    check_count,
+    check_seed,
+    int_array,
+)
 from smoor_env.core.deal import Dealer, check_hands, first_dealers, game_keys, received
 from smoor_env.core.legal import (
     BID_LEGAL,
@@ -106,6 +113,9 @@ class Engine(PlayPaths):
             raise TypeError(f"rules must be a smoor_env.Rules, got {type(rules).__name__}")
         self.rules = rules
         self.batch_size = check_count(batch_size, "batch_size")
+        # Set while a step or reset changes the state: one cut short (Ctrl-C) is refused
+        # by the next step until a reset of every game (ValueError/TypeError: no change).
+        self._guard = ChangeGuard("Engine", (ValueError, TypeError))
         p = rules.num_players
         self._players = p
         self._all = np.arange(self.batch_size)  # (B,)
@@ -292,11 +302,31 @@ class Engine(PlayPaths):
             that the engine's previous whole-batch reset made, in place: keep a
             ``state.copy()``, not the object, to compare matches.
         """
+        args = self._reset_args(seed, game_ids, dealers, hands, games, round_number, totals)
+        if args is None:
+            return self.state  # no game to start (a vector env with none to reset)
+        rows, given, game_key, first_dealer, first_round, start_totals = args
+        if len(game_key) < self.batch_size:  # the other games go on: they must be whole
+            self._guard.check("reset(games=...)")
+        with self._guard.changing("reset()"):
+            return self._start_matches(rows, given, game_key, first_dealer, first_round,
+                                       start_totals)
+
+    def check_reset(self, seed: int, **kwargs: Any) -> None:
+        """Raise as ``reset(seed, **kwargs)`` would on a bad argument, changing nothing
+        (environments check a reset before they change their own fields)."""
+        self._reset_args(seed, **kwargs)
+
+    def _reset_args(self, seed: int, game_ids=None, dealers=None, hands=None, games=None,
+                    round_number=None, totals=None) -> tuple | None:
+        """``reset``'s arguments checked: (rows or None for all, the given hands or None,
+        (n,) game keys, (n,) first dealers, (n,) first rounds, (n, P) totals), or None if
+        ``games`` is empty."""
         b, p = self.batch_size, self._players
         seed = check_seed(seed)
         rows = None if games is None else int_array(games, "games", (None,), 0, b - 1, np.int64)
         if rows is not None and rows.shape == (0,):
-            return self.state  # no game to start (a vector env with none to reset)
+            return None
         if rows is not None and len(np.unique(rows)) != len(rows):
             raise ValueError(f"games must be distinct game indices 0..{b - 1}, got {games!r}")
         n = b if rows is None else len(rows)
@@ -316,6 +346,13 @@ class Engine(PlayPaths):
             start_totals = int_array(totals, "totals", (n, p), -TOTALS_BOUND, TOTALS_BOUND,
                                      np.int32)
         given = None if hands is None else check_hands(self.rules, hands, n)
+        return rows, given, game_key, first_dealer, first_round, start_totals
+
+    def _start_matches(self, rows: np.ndarray | None, given: np.ndarray | None,
+                       game_key: np.ndarray, first_dealer: np.ndarray,
+                       first_round: np.ndarray, start_totals: np.ndarray) -> State:
+        """``reset``'s changes, its arguments checked: the matches of ``rows`` (None: all)."""
+        n, p = len(game_key), self._players
         if rows is None and self._state is self._own_state:
             # Every game restarts: refill the engine's own arrays rather than allocate a
             # new State. _start_round rewrites the round's fields; these are the others.
@@ -493,9 +530,11 @@ class Engine(PlayPaths):
                 action in any live game (naming the game, seat, action and the legal
                 actions), or a step when no game can act. The state is then unchanged.
         """
+        self._guard.check("step()")
         self.version += 1  # observers compare it to notice changes
         try:
-            return self._step(actions, active)
+            with self._guard.changing("step()"):
+                return self._step(actions, active)
         except (ValueError, TypeError):  # raised before any change: nothing changed
             self.version -= 1
             raise

@@ -59,7 +59,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from smoor_env.core.checks import check_action, check_seed, reset_options
+from smoor_env.core.checks import ChangeGuard, check_action, check_seed, reset_options
 from smoor_env.core.engine import Engine
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import NUM_ACTIONS
@@ -175,6 +175,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._rewards = Rewards(self.engine, reward_mode)
         self._rng = np.random.default_rng()
         self._started = False  # reset() has been called
+        self._guard = ChangeGuard(type(self).__name__)  # a step cut short: reset() first
         self._seed: int | None = None
         self._records: list[dict] = []
 
@@ -195,6 +196,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def _require_reset(self, method: str) -> None:
         if not self._started:
             raise NotResetError(f"{method}() before the first reset(); call reset() first")
+        self._guard.check(f"{method}()")
 
     def _require_agents(self, method: str) -> None:
         """Raise unless a match is running with agents left to act."""
@@ -242,8 +244,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
             rng = copy.deepcopy(self._rng)  # advanced only if the reset succeeds
             engine_seed = int(rng.integers(2**63))
         deal, dealer = options.get("deal"), options.get("dealer")
-        self._tracker.reset(engine_seed, hands=None if deal is None else [deal],
-                            dealers=None if dealer is None else [dealer])
+        start = {"hands": None if deal is None else [deal],
+                 "dealers": None if dealer is None else [dealer]}
+        self.engine.check_reset(engine_seed, **start)  # a bad deal or dealer: no change
+        with self._guard.changing("reset()"):
+            self._start(engine_seed, start, rng)
+
+    def _start(self, engine_seed: int, start: dict, rng: np.random.Generator) -> None:
+        """``reset``'s changes, its arguments checked."""
+        self._tracker.reset(engine_seed, **start)
         self._rng = rng
         self._started = True
         self._seed = engine_seed
@@ -273,15 +282,24 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
     def step(self, action: int | None) -> None:
         self._check_step(action)
         agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
-            return
+        dead = self.terminations[agent] or self.truncations[agent]
+        actions = np.array([0 if dead else action])
+        if not dead and not self.engine.is_legal(actions)[0]:
+            try:  # the engine names the seat, the action and the legal ones; no change
+                self.engine.step(actions)
+            except ValueError as error:
+                raise ValueError(f"{agent}: {error}") from None
+        with self._guard.changing("step()"):
+            if dead:
+                self._was_dead_step(action)
+            else:
+                self._play(agent, actions)
+
+    def _play(self, agent: str, actions: np.ndarray) -> None:
+        """``step``'s changes, for a legal action of the agent to act."""
         st = self.engine.state
         tricks = self._rewards.tricks()
-        try:  # the engine checks the action (and changes nothing if it is illegal)
-            self._tracker.step(np.array([action]))
-        except ValueError as error:
-            raise ValueError(f"{agent}: {error}") from None
+        self._tracker.step(actions)
         rewards = self._rewards.after_step(tricks)[0]
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: float(rewards[seat]) for seat, a in enumerate(self.agents)}
@@ -292,7 +310,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         self._accumulate_rewards()
         self.agent_selection = self._agent_to_act()
         if self.render_mode == "human":
-            self.render()
+            self._render()
 
     def _agent_to_act(self) -> str:
         return self.possible_agents[int(self.engine.state.current_player[0])]
@@ -304,6 +322,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode is None:
             return None
         self._require_reset("render")
+        return self._render()
+
+    def _render(self) -> str | np.ndarray | None:
         if self.render_mode == "rgb_array":
             return render_rgb(self.engine, 0, observer=0, show_all_hands=True)
         text = render_text(self.engine, 0)

@@ -59,6 +59,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from smoor_env.core.checks import (
+    ChangeGuard,
     check_action,
     check_count,
     check_seed,
@@ -72,7 +73,7 @@ from smoor_env.core.state import NUM_ACTIONS
 from smoor_env.core.streams import GameStreams
 from smoor_env.envs.agent_loop import AgentLoop, Randomness
 from smoor_env.envs.reward import Rewards
-from smoor_env.envs.workers import WorkerPool, shared_space
+from smoor_env.envs.workers import WorkerError, WorkerPool, shared_space
 from smoor_env.observation import (
     OBSERVATION_SIZE,
     ObservationTracker,
@@ -180,7 +181,7 @@ class _Match:
             total[:] += self.rewards.after_step(tricks)[:, self.seat]
 
         if actions is not None:
-            illegal = active & ~engine.is_legal(actions)  # (B,)
+            illegal = active & ~engine.is_legal(actions)  # (B,)  (``check``: "raise")
             if illegal.any() and self.illegal_action == "raise":
                 engine.step(actions, active=active)  # raises, naming game, seat and action
             if (active & ~illegal).any():
@@ -190,6 +191,12 @@ class _Match:
         # illegal did not move: the learner is still to act there).
         self.agent_loop.play(self.rng, step)
         return total, illegal
+
+    def check(self, actions: np.ndarray, active: np.ndarray) -> None:
+        """With ``illegal_action="raise"``, raise (naming game, seat and action) if an
+        ``active`` game's action is illegal, before anything changes."""
+        if self.illegal_action == "raise" and (active & ~self.engine.is_legal(actions)).any():
+            self.engine.step(actions, active=active)  # raises, changing nothing
 
     def reset(self, seed: int, **kwargs: Any) -> None:
         """Start matches (``Engine.reset`` arguments) and forget their rewards."""
@@ -241,6 +248,7 @@ class SmoorEnv(gym.Env):
                              illegal_action, illegal_reward)
         self._all = np.ones(1, bool)
         self._ended = True  # reset() first
+        self._guard = ChangeGuard(type(self).__name__)  # a step cut short: reset() first
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
@@ -255,37 +263,51 @@ class SmoorEnv(gym.Env):
             np_random, np_random_seed = seeding.np_random(check_seed(seed))
         opponents_rng = np.random.default_rng(np_random.integers(2**63))
         deal, dealer = options.get("deal"), options.get("dealer")
-        self._match.reset(int(np_random.integers(2**63)),
-                          hands=None if deal is None else [deal],
-                          dealers=None if dealer is None else [dealer])
-        self._np_random, self._np_random_seed = np_random, np_random_seed
-        self._match.rng = opponents_rng
-        self._match.advance(None, self._all)  # opponents before the learner's first turn
-        self._ended = False
-        return self._match.observation()[0], self._info(False)
+        start = {"hands": None if deal is None else [deal],
+                 "dealers": None if dealer is None else [dealer]}
+        engine_seed = int(np_random.integers(2**63))
+        self.engine.check_reset(engine_seed, **start)  # a bad deal or dealer: no change
+        with self._guard.changing("reset()"):
+            self._match.reset(engine_seed, **start)
+            self._np_random, self._np_random_seed = np_random, np_random_seed
+            self._match.rng = opponents_rng
+            self._match.advance(None, self._all)  # opponents before the learner's first turn
+            self._ended = False
+            return self._match.observation()[0], self._info(False)
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._guard.check("step()")
         if self._ended:
             raise RuntimeError("the episode is over (or not started); call reset()")
-        action = check_action(action, "step")
-        reward, illegal = self._match.advance(np.array([action]), self._all)
-        self._ended = terminated = bool(self.engine.state.match_over[0] or illegal[0])
-        if self.render_mode == "human":
-            self.render()
-        return (self._match.observation()[0], float(reward[0]), terminated, False,
-                self._info(bool(illegal[0])))
+        actions = np.array([check_action(action, "step")])
+        self._match.check(actions, self._all)
+        with self._guard.changing("step()"):
+            reward, illegal = self._match.advance(actions, self._all)
+            self._ended = terminated = bool(self.engine.state.match_over[0] or illegal[0])
+            if self.render_mode == "human":
+                self._render()
+            return (self._match.observation()[0], float(reward[0]), terminated, False,
+                    self._info(bool(illegal[0])))
 
     def action_masks(self) -> np.ndarray:
         """(70,) bool legal actions of the learner; once the episode is over, only
         ``RESTART_ACTION`` (never empty; ``step`` then asks for ``reset()``)."""
+        self._guard.check("action_masks()")
+        return self._masks()
+
+    def _masks(self) -> np.ndarray:
         return _never_empty(self.engine.legal_mask, np.array([self._ended]))[0]
 
     def _info(self, illegal: bool) -> dict:
-        return {"action_mask": self.action_masks(), "illegal_action": illegal}
+        return {"action_mask": self._masks(), "illegal_action": illegal}
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        self._guard.check("render()")
+        return self._render()
+
+    def _render(self) -> str | np.ndarray | None:
         if self.render_mode == "rgb_array":
             return render_rgb(self.engine, 0, observer=self._match.seat)
         text = render_text(self.engine, 0, observer=self._match.seat)
@@ -342,14 +364,15 @@ class _Block:
         self.match.rng.restart(games)
         self.needs_reset[games] = False
 
+    def check(self, actions: np.ndarray) -> None:
+        """With ``illegal_action="raise"``, raise before anything changes (and before any
+        autoreset) if a game that acts has an illegal action."""
+        self.match.check(actions, ~self.needs_reset & ~self.engine.state.match_over)
+
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One learner step; returns (n,) float32 rewards, (n,) bool terminated and (n,)
-        bool illegal actions."""
+        """One learner step (its actions ``check``-ed); returns (n,) float32 rewards,
+        (n,) bool terminated and (n,) bool illegal actions."""
         resetting = self.needs_reset.copy()
-        if self.match.illegal_action == "raise":  # raise before any autoreset, not after
-            acting = ~resetting & ~self.engine.state.match_over
-            if (acting & ~self.engine.is_legal(actions)).any():
-                self.engine.step(actions, active=acting)  # raises, naming game and action
         if resetting.any():  # NEXT_STEP autoreset: these games ignore their action
             self.start(np.flatnonzero(resetting))
         # The learner acts where it did not just restart; then every game's opponents
@@ -441,27 +464,45 @@ class SmoorVectorEnv(VectorEnv):
                                     make_block, context)
         self._ended = np.zeros(self.num_envs, bool)  # (N,) the next step restarts it
         self._started = False  # reset() has been called
+        self._guard = ChangeGuard(type(self).__name__)  # a step cut short: reset() first
 
     def reset(self, *, seed: int | None = None,
               options: dict | None = None) -> tuple[np.ndarray, dict]:
         """Start a match in every sub-environment. No options are taken: every match is
         dealt from the seed's stream, each with the next game id."""
+        self._require_open("reset()")
         reset_options(options, ())
         if seed is not None:
             seed = check_seed(seed)  # a Python int (Gymnasium's spaces take no numpy ints)
-            self.action_space.seed(seed)
-        if self._pool is None:
-            self._block.reset(seed)
-        else:
-            self._pool.run("reset", seed)
-        self._ended[:] = False
-        self._started = True
-        return self._outputs(None)[0], self._info(np.zeros(self.num_envs, bool))
+        with self._guard.changing("reset()"):
+            if seed is not None:
+                self.action_space.seed(seed)
+            if self._pool is None:
+                self._block.reset(seed)
+            else:
+                self._pool.run("reset", seed)
+            self._ended[:] = False
+            self._started = True
+            return self._outputs(None)[0], self._info(np.zeros(self.num_envs, bool))
+
+    def _require_open(self, call: str) -> None:
+        """Raise unless the environment is open (not closed)."""
+        if self.closed:
+            raise RuntimeError(f"{call} after close(); make a new environment")
+        if self._pool is not None and self._pool.closed:
+            raise WorkerError(f"{call}: the workers are closed (after a worker's failure); "
+                              f"make a new environment")
+
+    def _require_started(self, call: str) -> None:
+        """Raise unless the environment is open, reset, and no change was cut short."""
+        self._require_open(call)
+        if not self._started:
+            raise RuntimeError(f"{call} before the first reset(); call reset() first")
+        self._guard.check(call)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
                                                   np.ndarray, dict]:
-        if not self._started:
-            raise RuntimeError("step() before the first reset(); call reset() first")
+        self._require_started("step()")
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs,):
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
@@ -471,16 +512,20 @@ class SmoorVectorEnv(VectorEnv):
             raise ValueError(f"actions must be ids 0..{NUM_ACTIONS - 1}, got "
                              f"{actions[(actions < 0) | (actions >= NUM_ACTIONS)][:10].tolist()}")
         if self._pool is None:
-            results = self._block.step(actions)
+            self._block.check(actions)
         else:
             self._check_before_workers(actions)
-            self._pool.arrays["action"][:] = actions
-            self._pool.run("step")
-            results = None
-        obs, rewards, terminated, illegal = self._outputs(results)
-        self._ended = terminated.copy()
-        truncated = np.zeros(self.num_envs, bool)
-        return obs, rewards, terminated, truncated, self._info(illegal)
+        with self._guard.changing("step()"):
+            if self._pool is None:
+                results = self._block.step(actions)
+            else:
+                self._pool.arrays["action"][:] = actions
+                self._pool.run("step")
+                results = None
+            obs, rewards, terminated, illegal = self._outputs(results)
+            self._ended = terminated.copy()
+            truncated = np.zeros(self.num_envs, bool)
+            return obs, rewards, terminated, truncated, self._info(illegal)
 
     def _check_before_workers(self, actions: np.ndarray) -> None:
         """With ``illegal_action="raise"``, raise here (naming the games) before any worker
@@ -529,28 +574,32 @@ class SmoorVectorEnv(VectorEnv):
         Returns:
             (K, OBSERVATION_SIZE) the learner's first observations in ``games``.
         """
-        if not self._started:
-            raise RuntimeError("restart() before the first reset(); call reset() first")
+        self._require_started("restart()")
         games = int_array(games, "games", (None,), 0, self.num_envs - 1, np.int64)  # (K,)
         if len(np.unique(games)) != len(games):
             raise ValueError(f"games must be distinct indices 0..{self.num_envs - 1}, got "
                              f"{games.tolist()}")
         chosen = np.zeros(self.num_envs, bool)  # (N,)
         chosen[games] = True
-        self._ended[games] = False
-        if self._pool is None:
-            self._block.restart(chosen)
-            return self._block.observations()[games]
-        self._pool.arrays["restart"][:] = chosen
-        self._pool.run("restart")
-        return self._pool.arrays["observation"][games]
+        with self._guard.changing("restart()"):
+            self._ended[games] = False
+            if self._pool is None:
+                self._block.restart(chosen)
+                return self._block.observations()[games]
+            self._pool.arrays["restart"][:] = chosen
+            self._pool.run("restart")
+            return self._pool.arrays["observation"][games]
 
     def _info(self, illegal: np.ndarray) -> dict:
-        return {"action_mask": self.action_masks(), "illegal_action": illegal}
+        return {"action_mask": self._masks(), "illegal_action": illegal}
 
     def action_masks(self) -> np.ndarray:
         """(N, 70) bool legal actions of the learner in each sub-environment; where the
         episode has just ended, only ``RESTART_ACTION`` (the module docstring says why)."""
+        self._require_started("action_masks()")
+        return self._masks()
+
+    def _masks(self) -> np.ndarray:
         if self._pool is None:
             return self._block.masks()
         return self._pool.arrays["action_mask"].copy()

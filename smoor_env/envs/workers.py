@@ -119,24 +119,24 @@ def _worker(conn: Connection, learner_ends: list[Connection], shared: Any, space
     try:
         mine = _rows(read_from_shared_memory(space, shared, num_envs), first, first + count)
         block = make_block(first, count, mine["observation"])
-        conn.send(("ready", None))
+        conn.send(("ready", None, 0))
     except Exception as error:  # noqa: BLE001 - every failure goes back to the learner
-        conn.send(("error", _picklable(error, traceback.format_exc())))
+        conn.send(("error", _picklable(error, traceback.format_exc()), 0))
         return
     while True:
         try:
-            command, argument = conn.recv()
+            command, argument, number = conn.recv()
         except (EOFError, OSError):  # the learner's process is gone
             return
         if command == "close":
-            conn.send(("done", None))
+            conn.send(("done", None, number))
             return
         try:
             _serve(block, mine, command, argument)
         except Exception as error:  # noqa: BLE001
-            conn.send(("error", _picklable(error, traceback.format_exc())))
+            conn.send(("error", _picklable(error, traceback.format_exc()), number))
             return
-        conn.send(("done", None))
+        conn.send(("done", None, number))
 
 
 def _picklable(error: BaseException, trace: str) -> tuple[BaseException | None, str]:
@@ -178,6 +178,9 @@ class WorkerPool:
         self._conns: list[Connection] = []  # [i]: the pipe to processes[i] (block i + 1)
         self.processes: list[mp.process.BaseProcess] = []
         self.closed = False
+        # Commands are numbered and answers carry their command's number, so that the
+        # answers to a run cut short (Ctrl-C) are told apart and skipped by the next run.
+        self._number = 0
         for w in range(1, num_workers):
             first, stop = int(self.bounds[w]), int(self.bounds[w + 1])
             parent_end, child_end = ctx.Pipe()
@@ -196,7 +199,7 @@ class WorkerPool:
         except BaseException:
             self.close()
             raise
-        self._wait("start")
+        self._wait("start", 0)
 
     def run(self, command: str, argument: Any = None) -> None:
         """Every block runs ``command`` (``"reset"`` with a seed, ``"step"`` on the shared
@@ -204,19 +207,22 @@ class WorkerPool:
         Raises ``WorkerError`` if one raised or its worker died."""
         if self.closed:
             raise WorkerError("the workers are closed (after close() or a worker's failure)")
+        self._number += 1
         for i, conn in enumerate(self._conns):
             try:
-                conn.send((command, argument))
+                conn.send((command, argument, self._number))
             except (BrokenPipeError, OSError):
                 self._fail(i + 1, "died", None)
         try:  # block 0 here, while the workers run theirs
             _serve(self._local, self._local_rows, command, argument)
         except Exception as error:  # noqa: BLE001 - reported as a block's failure
             self._fail(0, f"raised during {command!r}", (error, traceback.format_exc()))
-        self._wait(command)
+        self._wait(command, self._number)
 
-    def _wait(self, command: str) -> None:
-        """Wait for every worker's answer to ``command``, or the first failure."""
+    def _wait(self, command: str, number: int) -> None:
+        """Wait for every worker's answer to ``command`` (the ``number``-th), or the first
+        failure. Answers to earlier commands (of a run cut short: the workers ignore
+        SIGINT and finish) are skipped."""
         pending = dict(enumerate(self._conns))
         sentinels = {self.processes[i].sentinel: i for i in pending}
         while pending:
@@ -224,9 +230,11 @@ class WorkerPool:
             for i, conn in list(pending.items()):
                 if conn in ready or conn.poll():
                     try:
-                        status, detail = conn.recv()
+                        status, detail, answered = conn.recv()
                     except (EOFError, OSError):
                         self._fail(i + 1, "died", None)
+                    if answered != number:
+                        continue  # an earlier command's answer
                     if status == "error":
                         self._fail(i + 1, f"raised during {command!r}", detail)
                     del pending[i]
@@ -257,7 +265,7 @@ class WorkerPool:
         for conn, process in zip(self._conns, self.processes, strict=True):
             if process.is_alive():
                 with contextlib.suppress(BrokenPipeError, OSError):
-                    conn.send(("close", None))
+                    conn.send(("close", None, -1))
         for conn, process in zip(self._conns, self.processes, strict=True):
             process.join(CLOSE_TIMEOUT)
             if process.is_alive():
