@@ -106,9 +106,9 @@ def test_seeding_attributes_and_methods():
     env.set_attr("note", "shared")  # stored once, on the shared SmoorVectorEnv
     assert env.get_attr("note", indices=[0, 4]) == ["shared", "shared"]
     with pytest.raises(ValueError, match="all of them"):
-        env.set_attr("rules", None, indices=[0])
+        env.set_attr("another_note", None, indices=[0])
     with pytest.raises(ValueError, match="one row per environment"):
-        env.env_method("close")
+        env.env_method("__repr__")
     with pytest.raises(ValueError, match="indices"):
         env.get_attr("rules", indices=[6])
     with pytest.raises(ValueError, match="copies"):
@@ -159,3 +159,32 @@ def test_speed_script_smoke(tmp_path):
     row = results["rows"][0]
     assert row["adapter"]["learner_steps"] >= 128 and row["dummy_vec_env"]["learner_steps"] >= 64
     assert row["adapter"]["env_steps_per_s"] > 0 and out.exists()
+
+
+def test_the_adapter_refuses_before_it_acts():
+    env = make_sb3_vec_env(ENV_ID, 4, monitor=False, opponents="random")
+    first = env.reset()
+    masks = env.action_masks()
+    for name in ("num_envs", "copy", "rules", "engine"):
+        with pytest.raises(ValueError, match="fixed at construction"):
+            env.set_attr(name, 1)
+    for method in ("reset", "step", "restart", "close"):
+        with pytest.raises(ValueError, match="would change the shared env"):
+            env.env_method(method)
+    for bad, message in ((np.argmax(masks, 1) + 0.5, "integers"),
+                         (np.ones(4, bool), "integers"),
+                         (np.array(["1"] * 4), "integers"),
+                         (np.zeros(3, np.int64), "shape")):
+        with pytest.raises(ValueError, match=message):
+            env.step_async(bad)
+    # Nothing acted: the first real step plays from the first observations.
+    assert np.array_equal(env.action_masks(), masks)
+    again = make_sb3_vec_env(ENV_ID, 4, monitor=False, opponents="random")
+    assert np.array_equal(again.reset(), first)
+    actions = np.argmax(masks, 1)
+    assert all(np.array_equal(a, b) for a, b in zip(env.step(actions)[:3],
+                                                    again.step(actions)[:3], strict=True))
+    env.step_async(actions.reshape(4, 1))  # an (N, 1) column is read as (N,)
+    env.step_wait()
+    env.close()
+    again.close()

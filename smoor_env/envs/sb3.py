@@ -20,11 +20,13 @@ sb3-contrib's ``MaskablePPO`` train on it unchanged:
   ``s`` at the next ``reset()``: the deals of every environment come from the stream of
   ``(rules, s)``, so one seed reproduces the run (the per-environment seeds ``s + i``
   SB3 returns are not used separately: the environments share one engine).
-* ``get_attr`` / ``set_attr`` read and write attributes of the shared ``SmoorVectorEnv``
-  (``rules``, ``num_envs``, ...): the same value for every index, and ``set_attr`` only
-  for all environments at once. ``env_method`` calls a method of the shared env once and
-  hands each environment its row of the result (the method must return one row per
-  environment). ``env_is_wrapped`` is False everywhere (there are no per-environment
+* ``get_attr`` reads attributes of the shared ``SmoorVectorEnv`` (``rules``,
+  ``num_envs``, ...): the same value for every index; ``set_attr`` only adds new
+  attributes, for all environments at once (the env's own are fixed at construction).
+  ``env_method`` calls a method of the shared env once and hands each environment its
+  row of the result (the method must return one row per environment; ``reset``,
+  ``step``, ``restart`` and ``close`` are refused). ``step_async`` takes integer
+  actions only. ``env_is_wrapped`` is False everywhere (there are no per-environment
   Gymnasium wrappers); ``monitor=True`` (the default) wraps the adapter in SB3's
   ``VecMonitor`` for episode returns and lengths in the logs.
 
@@ -42,6 +44,8 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvIndices, VecEnvStepReturn
 
 import smoor_env  # noqa: F401  (registers the environment ids)
+from smoor_env.core.checks import ChangeGuard
+from smoor_env.core.state import NUM_ACTIONS
 from smoor_env.envs.gym_env import SmoorVectorEnv
 
 
@@ -72,6 +76,10 @@ def make_sb3_vec_env(env_id: str, num_envs: int, monitor: bool = True,
     return VecMonitor(adapter) if monitor else adapter
 
 
+#: ``SmoorVectorEnv`` methods that ``env_method`` refuses: they change the shared env.
+_CHANGING_METHODS = frozenset({"reset", "step", "restart", "close", "close_extras"})
+
+
 class SB3VecEnv(VecEnv):
     """A ``SmoorVectorEnv`` with Stable-Baselines3's ``VecEnv`` interface (module docs)."""
 
@@ -83,27 +91,44 @@ class SB3VecEnv(VecEnv):
         super().__init__(vector_env.num_envs, vector_env.single_observation_space,
                          vector_env.single_action_space)
         self._actions: np.ndarray | None = None
+        # A step cut short between the vector env's step and its restarts: reset() first.
+        self._guard = ChangeGuard(type(self).__name__)
 
     def reset(self) -> np.ndarray:
         """(N, 1128) first observations; seeded by ``seed()`` if it was called since."""
         if any(self._options):
             raise ValueError(f"SmoorVectorEnv takes no reset options, got {self._options}")
         seed = self._seeds[0]
-        observations, info = self.vector_env.reset(seed=seed)
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        self._reset_seeds()
-        self._reset_options()
-        return observations
+        with self._guard.changing("reset()"):
+            observations, info = self.vector_env.reset(seed=seed)
+            self.reset_infos = [{} for _ in range(self.num_envs)]
+            self._reset_seeds()
+            self._reset_options()
+            return observations
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        """Take the (N,) integer actions (an (N, 1) array too, as some policies give);
+        anything else (floats, bools, strings, another count) is refused here."""
+        actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu" or actions.dtype == np.bool_:
+            raise ValueError(f"actions must be integers (action ids 0..{NUM_ACTIONS - 1}), "
+                             f"got dtype {actions.dtype}")
+        if actions.shape not in ((self.num_envs,), (self.num_envs, 1)):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got "
+                             f"{actions.shape}")
+        self._actions = actions.reshape(self.num_envs).astype(np.int64)
 
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise ValueError("step_wait() without step_async(actions)")
         actions, self._actions = self._actions, None
-        observations, rewards, terminated, truncated, info = self.vector_env.step(
-            actions.astype(np.int64, copy=False))
+        self._guard.check("step_wait()")
+        with self._guard.changing("step_wait()", unchanged=(ValueError,)):
+            # (a ValueError: the vector env refused the actions before any change)
+            return self._step(actions)
+
+    def _step(self, actions: np.ndarray) -> VecEnvStepReturn:
+        observations, rewards, terminated, truncated, info = self.vector_env.step(actions)
         dones = terminated | truncated  # (N,) bool
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         ended = np.flatnonzero(dones)  # (K,)
@@ -130,7 +155,12 @@ class SB3VecEnv(VecEnv):
         return [value] * len(self._indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
-        """Set an attribute of the shared env; only for all environments at once."""
+        """Set an attribute of the shared env; only for all environments at once, and only
+        one the env does not define itself (its rules, sizes, spaces and state are fixed
+        at construction: make a new environment to change them)."""
+        if hasattr(self.vector_env, attr_name):
+            raise ValueError(f"set_attr({attr_name!r}): the SmoorVectorEnv's {attr_name} is "
+                             f"fixed at construction; make a new environment to change it")
         if len(self._indices(indices)) != self.num_envs:
             raise ValueError(f"the {self.num_envs} environments share one SmoorVectorEnv: "
                              f"set_attr({attr_name!r}) can only set it for all of them")
@@ -138,7 +168,14 @@ class SB3VecEnv(VecEnv):
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
-        """Call the shared env's method once; each environment gets its row of the result."""
+        """Call a method of the shared env that returns one row per environment (such as
+        ``action_masks``) once; each environment gets its row. Methods that change the
+        env (``reset``, ``step``, ``restart``, ``close``) are refused before they act:
+        call the VecEnv's own ``reset()``, ``step()`` and ``close()``."""
+        if method_name in _CHANGING_METHODS:
+            raise ValueError(f"env_method({method_name!r}) would change the shared env; use "
+                             f"the VecEnv's own reset(), step() or close()")
+        self._indices(indices)
         result = getattr(self.vector_env, method_name)(*method_args, **method_kwargs)
         if not (isinstance(result, np.ndarray) and result.ndim >= 1
                 and len(result) == self.num_envs):
