@@ -14,6 +14,7 @@ from smoor_env.core.presets import PRESETS, Preset, preset
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import NUM_ACTIONS, Phase, State
 from smoor_env.envs.aec_env import env, raw_env
+from smoor_env.envs.selfplay import SelfPlayVectorEnv
 
 __version__ = "0.1.0"
 
@@ -44,6 +45,7 @@ __all__ = [
     "Phase",
     "Preset",
     "Rules",
+    "SelfPlayVectorEnv",
     "State",
     "action_str",
     "env",
