@@ -107,9 +107,12 @@ benchmark: $(STAMP)
 	$(BIN)/python -m experiments.win_rates --workers 2 --overwrite $(ARGS)
 
 # Execute every notebook and store it with its outputs (plots visible on GitHub without
-# running them). Each plays its own small tournament unless SMOOR_RESULTS is set.
+# running them). win_rates shows make benchmark's results/win_rates__seed0 when it holds a
+# run, else plays the same tournament (about a minute on 2 cores); agents plays its ladder and
+# league at their real sizes (about two minutes). SMOOR_NOTEBOOK_DEALS, the tests' reduced
+# size, is unset: the stored outputs are the real runs (tests/test_notebooks.py checks).
 notebooks: $(STAMP)
-	$(BIN)/jupyter-execute --inplace --timeout=600 notebooks/*.ipynb
+	env -u SMOOR_NOTEBOOK_DEALS $(BIN)/jupyter-execute --inplace --timeout=600 notebooks/*.ipynb
 	@echo "==> notebooks stored with their outputs: $$(du -ch notebooks/*.ipynb | tail -1)"
 
 # The README's pictures (docs/img/): smoor-play's terminal, the SVG table, smoor-view's page.
