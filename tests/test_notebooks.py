@@ -69,6 +69,23 @@ def test_win_rates_notebook_runs_from_the_root_on_a_given_folder(tmp_path, monke
     assert images(notebook) == FIGURES["win_rates.ipynb"]
 
 
+def test_win_rates_notebook_shows_make_benchmarks_folder_when_it_holds_a_run(tmp_path,
+                                                                            monkeypatch):
+    """A checkout (a folder with pyproject.toml) whose results/win_rates__seed0 holds a run:
+    the notebook shows it rather than playing (the packages come from this checkout)."""
+    run(Args(agents=["random", "greedy"], players=[3], rule_sets=["hearts"], deals=2, chunk=2,
+             out_dir=str(tmp_path / "results"), progress=False))
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.delenv("SMOOR_RESULTS", raising=False)
+    monkeypatch.setenv("SMOOR_NOTEBOOK_DEALS", TEST_DEALS)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    notebook = execute(ROOT / "notebooks" / "win_rates.ipynb", tmp_path / "notebooks")
+    text = "".join(o.get("text", "") for o in outputs(notebook))
+    assert "make benchmark's results, results/win_rates__seed0" in text
+    assert "'players': [3]" in text and "'deals': 2" in text
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebooks_are_stored_with_their_outputs_and_small(path):
     notebook = nbformat.read(path, as_version=4)
