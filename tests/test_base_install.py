@@ -45,6 +45,8 @@ def tiny_runs(tmp: Path) -> dict[str, tuple[list[str], str, Path]]:
                         "--record", str(record)], "1\n" * 100, record),
         "smoor-view": ([str(ROOT / "tests" / "data" / "records_v0.jsonl"), "-o",
                         str(tmp / "game.html")], "", tmp / "game.html"),
+        "smoor-serve": (["--port", "0", "--url-file", str(tmp / "url.txt"),
+                         "--exit-when-idle", "0.3"], "", tmp / "url.txt"),
     }
 
 

@@ -32,7 +32,7 @@ def _seat_positions(p: int, observer: int) -> dict[int, tuple[float, float]]:
 def _card(ax, x: float, y: float, card: int | None, legal: bool = False,
           scale: float = 1.0, chosen: bool = False) -> None:
     """One card face (or a back, card None) with its lower left corner at (x, y); a card
-    chosen to pass is greyed."""
+    chosen to pass is greyed. A face's SVG element has the id ``card-<compact form>``."""
     from matplotlib.patches import FancyBboxPatch
 
     w, h = _CARD_W * scale, _CARD_H * scale
@@ -40,7 +40,8 @@ def _card(ax, x: float, y: float, card: int | None, legal: bool = False,
     edge = "#f2b705" if legal else "#555555"
     ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.8",
                                 facecolor=face, edgecolor=edge, linewidth=2.2 if legal else 0.6,
-                                zorder=2))
+                                zorder=2,
+                                gid=None if card is None else f"card-{C.card_str(card)}"))
     if card is not None:
         suit = C.card_suit(card)
         colour = _RED if suit in RED_SUITS else _BLACK
