@@ -4,7 +4,9 @@
   at a decision of a 4-player Smoorverliefd round with bids, after asking for a hint;
 * ``docs/img/table.svg``: ``render_svg`` of that table, every hand shown;
 * ``docs/img/viewer.png``: ``smoor-view``'s page of the match's first round, opened in
-  headless Chromium (Playwright) and stepped to the middle of a trick.
+  headless Chromium (Playwright) and stepped to the middle of a trick;
+* ``docs/img/serve.png``: ``smoor-serve``'s page in a 4-player Hearts match against
+  ``greedy``, clicked through the pass to the third trick.
 """
 
 from __future__ import annotations
@@ -73,9 +75,48 @@ def main() -> int:
                 tab.keyboard.press(key)
             tab.screenshot(path=str(OUT / "viewer.png"))
             browser.close()
-    for name in ("play.svg", "table.svg", "viewer.png"):
+        serve_page(browser_path=CHROMIUM, out=OUT / "serve.png")
+    for name in ("play.svg", "table.svg", "viewer.png", "serve.png"):
         print(f"{OUT / name}: {(OUT / name).stat().st_size // 1024} kB")
     return 0
+
+
+def serve_page(browser_path: str, out: Path) -> None:
+    """``smoor-serve``'s page, clicked (first legal move) to the third trick of Hearts."""
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    from experiments.serve import make_server
+
+    server = make_server(port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=browser_path,
+                                                 args=["--no-sandbox"])
+            tab = browser.new_page(viewport={"width": 1010, "height": 900})
+            tab.goto(f"http://{host}:{port}/")
+            tab.select_option("#rule-set", "hearts")
+            tab.fill("#seed", "3")
+            tab.click("#start")
+            game = None
+            while game is None or game.session.engine.state.trick_index[0] < 2:
+                tab.wait_for_function("['your move', 'over'].includes("
+                                      "document.getElementById('status').dataset.status)")
+                game = next(iter(server.games._games.values()))
+                shown = tab.get_attribute("#status", "data-version")
+                tab.click("#moves button")
+                tab.wait_for_function("document.getElementById('status').dataset.version"
+                                      f" !== '{shown}'")
+            tab.wait_for_function("document.getElementById('status').dataset.status"
+                                  " === 'your move'")
+            tab.screenshot(path=str(out), full_page=True)
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def _silent():
