@@ -401,3 +401,24 @@ class GreedyAgent:
         suits = C.mask_to_bool(legal[rows, 1] >> np.uint64(_CURSE - 64), 4)
         actions[rows] = _CURSE + greedy_curse(view["hand"][rows], suits, hearts[rows])
         return actions
+
+    def act_state(self, engine, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """(n,) int64 the same moves as ``act`` for the seats to act in games ``rows`` of
+        ``engine``, read straight from its state (no observation built): the state-level
+        policy the agent loop prefers (``smoor_env.envs.agent_loop``)."""
+        from agents.rollout import greedy_moves  # (rollout builds on this module)
+
+        st = engine.state
+        moves = greedy_moves(engine).take(rows)  # play and bid phases
+        phase = st.phase.take(rows)  # (n,)
+        passing = np.flatnonzero(phase == Phase.PASS)
+        if len(passing):  # (in the pass phase the legal set is the cards still to choose)
+            moves[passing] = greedy_pass(st.legal.take(rows[passing]))
+        cursing = np.flatnonzero(phase == Phase.CURSE)
+        if len(cursing):  # the legal set holds the suits, relative to the first curse action
+            games = rows[cursing]
+            hand = st.hands[games, st.current_player[games]]
+            suits = C.mask_to_bool(st.legal.take(games), 4)
+            moves[cursing] = _CURSE + greedy_curse(
+                hand, suits, np.full(len(games), engine.rules.is_hearts))
+        return moves

@@ -7,7 +7,9 @@ is any object with the batched agent protocol (``agents.base.Agent``): a
 legal actions for a batch of ``{"observation": (n, D), "action_mask": (n, 70)}``
 (the table adds ``"games"`` and ``"seats"``, (n,) each: where the rows come from);
 optionally ``act_packed(words, rng)``, the same actions from the mask packed into
-(n, 2) uint64 (``Engine.legal_words``), which spares building the mask. This
+(n, 2) uint64 (``Engine.legal_words``), which spares building the mask, or
+``act_state(engine, rows, rng)``, the same actions for games ``rows`` read from the
+engine's arrays, which spares building observations (``greedy`` has one). This
 module only plays agent objects; turning names into agents is ``agents.make_agent``.
 
     loop = AgentLoop(engine, [make_agent("greedy"), make_agent("random")], seating=[0, 1, 0, 1])
@@ -32,19 +34,30 @@ StepFunction = Callable[[np.ndarray, np.ndarray], Any]
 Randomness = np.random.Generator | Sequence[np.random.Generator] | GameStreams
 
 
-def offers_packed(agent: Any) -> bool:
-    """Whether ``agent.act_packed`` may stand in for ``agent.act``: the agent reads only
-    the mask, has ``act_packed``, and its ``act`` is not overridden below the class that
-    defines ``act_packed`` (a subclass of a random agent with its own ``act`` must be
-    asked through ``act``)."""
-    if agent.uses_observation or not hasattr(agent, "act_packed"):
+def _stands_in(agent: Any, method: str) -> bool:
+    """Whether ``agent.<method>`` may stand in for ``agent.act``: the agent has it, and its
+    ``act`` is not overridden below the class that defines it (a subclass with its own
+    ``act`` must be asked through ``act``)."""
+    if not hasattr(agent, method):
         return False
     mro = type(agent).__mro__
 
     def owner(name: str) -> type:
         return next((c for c in mro if name in vars(c)), type(agent))
 
-    return issubclass(owner("act_packed"), owner("act"))
+    return issubclass(owner(method), owner("act"))
+
+
+def offers_packed(agent: Any) -> bool:
+    """Whether ``agent.act_packed`` may stand in for ``agent.act`` (the agent reads only
+    the mask; see ``_stands_in``)."""
+    return not agent.uses_observation and _stands_in(agent, "act_packed")
+
+
+def offers_state(agent: Any) -> bool:
+    """Whether ``agent.act_state(engine, rows, rng)``, a policy on the engine's arrays,
+    may stand in for ``agent.act`` (then no observation is built for the agent)."""
+    return _stands_in(agent, "act_state")
 
 
 class AgentLoop:
@@ -77,6 +90,7 @@ class AgentLoop:
         self._seated = np.broadcast_to(seating, (b, p)).reshape(-1).astype(np.int64)
         self._base = np.arange(b) * p  # (B,) flat index of seat 0 of each game
         self._packed = [offers_packed(agent) for agent in self.agents]
+        self._state_level = [offers_state(agent) for agent in self.agents]
 
     def agent_to_act(self) -> np.ndarray:
         """(B,) int64 index of the agent whose seat is to act in each game (-1: none)."""
@@ -102,6 +116,9 @@ class AgentLoop:
                 continue
             agent_rng = (rng.for_games(rows) if isinstance(rng, GameStreams)
                          else rng if isinstance(rng, np.random.Generator) else rng[index])
+            if self._state_level[index]:  # straight from the engine's arrays
+                moves[rows] = agent.act_state(engine, rows, agent_rng)
+                continue
             if self._packed[index]:
                 words = engine.legal_words if words is None else words
                 moves[rows] = agent.act_packed(words.take(rows, axis=0), agent_rng)
