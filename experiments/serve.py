@@ -8,8 +8,8 @@ seats, then play. The table is the project's own picture (``smoor_env.render``, 
 drawn for your seat only; your legal cards (and bids, the cursed suit) are the only
 buttons; other seats' passes are announced, never shown (the fair-game rule of
 ``smoor-play``); ``hint`` shows the ``mc`` agent's values; ``undo`` goes back to your
-previous decision; at a round's end its points, and the game record (JSON lines,
-``smoor_env.record``) to download and replay with ``smoor-view``.
+previous decision; at a round's end its points, its replay in ``smoor-view``'s page,
+and the game record (JSON lines, ``smoor_env.record``) to download.
 
 The server is the standard library's ``ThreadingHTTPServer``, bound to 127.0.0.1 by
 default. Games live in memory only: at most ``--max-games``, each dropped after
@@ -23,7 +23,8 @@ JSON API (what the page uses): ``GET /api/options``; ``POST /api/games`` with
 ``{"rule_set", "num_players", "agents": [spec, ...], "seed"}``; ``GET
 /api/games/<id>`` (your view); ``POST /api/games/<id>/move`` with ``{"action": id}``;
 ``POST /api/games/<id>/undo``; ``GET /api/games/<id>/hint``; ``GET
-/api/games/<id>/record``.
+/api/games/<id>/record`` (JSON lines); ``GET /api/games/<id>/replay`` (the finished
+rounds in ``smoor-view``'s page).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from experiments.play import Session, _move, hint_text, move_text
 from smoor_env import PRESETS, preset
 from smoor_env.core import cards as C
 from smoor_env.render import render_svg, table_view
+from smoor_env.render.viewer import viewer_html
 
 #: The human's seat in every game (the picture puts it at the bottom).
 HUMAN_SEAT = 0
@@ -179,6 +181,13 @@ class Game:
                 "winners": [table.names[s] for s in table.winners],
             }
 
+    def replay(self) -> str:
+        """``smoor-view``'s page of the finished rounds (every hand: they are over)."""
+        with self.lock:
+            if not self.session.records:
+                raise RequestError(HTTPStatus.CONFLICT, "no round has finished yet")
+            return viewer_html(list(self.session.records), title="smoor-serve game")
+
     def record(self) -> str:
         with self.lock:
             out = io.StringIO()
@@ -247,7 +256,7 @@ class Games:
 
 
 # ------------------------------------------------------------------ HTTP
-_GAME_PATH = re.compile(r"^/api/games/([0-9a-f]{12})(?:/(move|undo|hint|record))?$")
+_GAME_PATH = re.compile(r"^/api/games/([0-9a-f]{12})(?:/(move|undo|hint|record|replay))?$")
 
 
 def make_handler(games: Games) -> type[BaseHTTPRequestHandler]:
@@ -304,6 +313,8 @@ def make_handler(games: Games) -> type[BaseHTTPRequestHandler]:
                 return HTTPStatus.OK, "application/json", json.dumps({"hint": game.hint()})
             if match[2] == "record":
                 return HTTPStatus.OK, "application/x-ndjson", game.record()
+            if match[2] == "replay":  # the finished rounds in smoor-view's page
+                return HTTPStatus.OK, "text/html", game.replay()
             return HTTPStatus.OK, "application/json", json.dumps(game.view())
 
         def _post(self) -> tuple[HTTPStatus, str, str]:

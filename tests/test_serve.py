@@ -113,6 +113,13 @@ def test_whole_rounds_by_clicking(server, browser, rule_set, players, rounds, tm
     records = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(records) >= rounds and records[0]["agents"][HUMAN_SEAT] == "0:you"
     replay_match(records)
+    # ... and the finished rounds open in smoor-view's page.
+    with page.context.expect_page() as opened:
+        page.click("#replay")
+    viewer = opened.value
+    viewer.wait_for_selector("#seats .seat")
+    assert viewer.inner_text("#title").startswith(records[0]["rules"]["game"])
+    viewer.close()
     page.close()
 
 
