@@ -2,6 +2,8 @@
 
 * AEC: one game at a time, an observation (``env.last()``) before every action,
   uniformly random legal actions, whole matches of 4-player Smoorverliefd.
+* Self-play: ``SelfPlayVectorEnv`` decisions/s (every seat a learner), float32 and
+  int8 observations, and the vector env with greedy opponents (``act_state``).
 * Vector: ``SmoorVectorEnv`` with random opponents; every learner step returns
   observations and masks for all sub-environments; reported per learner step
   and per action of any seat (plies), over the whole loop and counting only the
@@ -46,8 +48,8 @@ import numpy as np
 import pettingzoo
 import tyro
 
-from agents import RandomAgent
-from smoor_env import Rules, env, raw_env
+from agents import RandomAgent, make_agent
+from smoor_env import Rules, SelfPlayVectorEnv, env, raw_env
 from smoor_env.envs.gym_env import SmoorVectorEnv
 
 
@@ -96,8 +98,10 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> dict:
             "steps_per_episode": steps / episode}
 
 
-def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool) -> dict:
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=RandomAgent(), copy=copy)
+def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool,
+                            opponent: str = "random") -> dict:
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=make_agent(opponent),
+                          copy=copy)
     rng = np.random.default_rng(seed)
     _, info = envs.reset(seed=seed)
     steps, in_step = 0, 0.0
@@ -116,6 +120,27 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
             # The environment alone: the learner's random choice above (an argmax over
             # (N, 70) draws) is left out, as a policy's forward pass would be.
             "learner_steps_per_s_in_step": steps * num_envs / in_step}
+
+
+def selfplay_steps_per_second(num_envs: int, seconds: float, seed: int,
+                              obs_dtype: str) -> dict:
+    """``SelfPlayVectorEnv``: decisions/s (every seat a learner), observations and masks
+    every step, a random legal action per game (left out of the in-step figure)."""
+    envs = SelfPlayVectorEnv(num_envs, Rules(), obs_dtype=obs_dtype, copy=False)
+    rng = np.random.default_rng(seed)
+    _, info = envs.reset(seed=seed)
+    steps, in_step = 0, 0.0
+    start = time.perf_counter()
+    while steps == 0 or time.perf_counter() - start < seconds:
+        mask = info["action_mask"]
+        actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
+        t0 = time.perf_counter()
+        _, _, _, _, info = envs.step(actions)
+        in_step += time.perf_counter() - t0
+        steps += 1
+    elapsed = time.perf_counter() - start
+    return {"decisions_per_s": steps * num_envs / elapsed,
+            "decisions_per_s_in_step": steps * num_envs / in_step}
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -297,6 +322,20 @@ def main(argv: list[str] | None = None) -> None:
                   f"{result['learner_steps_per_s']:12,.0f} learner steps/s "
                   f"({result['plies_per_s']:,.0f} plies/s, random opponents; "
                   f"{result['learner_steps_per_s_in_step']:,.0f} counting only step())",
+                  flush=True)
+    for n in args.num_envs:  # greedy opponents play on the engine's state (act_state)
+        result = vector_steps_per_second(n, args.seconds, args.seed, False, "greedy")
+        rows.append({"env": f"SmoorVectorEnv num_envs={n} copy=False greedy", **result})
+        print(f"vector env, num_envs={n:6d}, copy=False: "
+              f"{result['learner_steps_per_s']:12,.0f} learner steps/s (greedy opponents; "
+              f"{result['learner_steps_per_s_in_step']:,.0f} counting only step())", flush=True)
+    for n in args.num_envs:
+        for dtype in ("float32", "int8"):
+            result = selfplay_steps_per_second(n, args.seconds, args.seed, dtype)
+            rows.append({"env": f"SelfPlayVectorEnv num_envs={n} {dtype}", **result})
+            print(f"self-play, num_envs={n:6d}, {dtype:7}: "
+                  f"{result['decisions_per_s']:12,.0f} decisions/s "
+                  f"({result['decisions_per_s_in_step']:,.0f} counting only step())",
                   flush=True)
     rows.extend(worker_rows(args))
     out = Path(args.out)

@@ -30,6 +30,10 @@ def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
         vector = rows[f"SmoorVectorEnv num_envs=16 copy={copy}"]
         assert vector["plies_per_s"] == 4 * vector["learner_steps_per_s"]
         assert vector["learner_steps_per_s_in_step"] > 0
+    assert rows["SmoorVectorEnv num_envs=16 copy=False greedy"]["learner_steps_per_s"] > 0
+    for dtype in ("float32", "int8"):
+        selfplay = rows[f"SelfPlayVectorEnv num_envs=16 {dtype}"]
+        assert selfplay["decisions_per_s_in_step"] >= selfplay["decisions_per_s"] > 0
     apis = ["SmoorVectorEnv"] + (["make_sb3_vec_env"] if importlib.util.find_spec(
         "stable_baselines3") else [])
     for api, dtype in itertools.product(apis, ("float32", "int8")):
