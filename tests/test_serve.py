@@ -203,3 +203,19 @@ def test_an_agents_error_ends_that_game_only(server):
         time.sleep(0.02)
     assert view["status"] == "error" and "agent exploded" in view["error"]
     assert _request(base, "GET", "/api/options")[0] == 200  # the server goes on
+
+
+def test_the_page_answers_while_a_search_agent_thinks(server):
+    srv, base = server
+    status, body = _request(base, "POST", "/api/games",
+                            {"rule_set": "hearts", "agents": ["ismcts:iterations=4000"],
+                             "seed": 5})
+    assert status == 201
+    game = srv.games.get(json.loads(body)["id"])
+    answered = []
+    while game.thinking and len(answered) < 5:
+        start = time.perf_counter()
+        view = json.loads(_request(base, "GET", f"/api/games/{json.loads(body)['id']}")[1])
+        answered.append((time.perf_counter() - start, view["status"]))
+    assert answered and any(status == "thinking" for _, status in answered)
+    assert max(seconds for seconds, _ in answered) < 2.0  # served while the agent searched
