@@ -55,6 +55,17 @@ def rules_of(view: dict[str, Any], row: int) -> Rules:
                  num_players=int(view["players"][row]), target_score=target, **options)
 
 
+def _check_same_game(built: Rules, seen: Rules, agent: str) -> None:
+    """A ValueError if observations of ``seen`` (as far as they show the rules: the game,
+    the player count, every flag) come to an agent built with ``rules=built``."""
+    fields = ("game", "num_players", *RULE_FLAGS)
+    differ = [f"{name}={getattr(seen, name)!r} (built for {getattr(built, name)!r})"
+              for name in fields if getattr(seen, name) != getattr(built, name)]
+    if differ:
+        raise ValueError(f"{agent} was built with rules= for another game; the observations "
+                         f"show " + ", ".join(differ))
+
+
 def rollout_rules(rules: Rules) -> Rules:
     """The rules rollouts play: the same play and scoring, one round, no passing or curse.
 
@@ -663,11 +674,11 @@ class SearchAgent:
             groups.setdefault((key.tobytes(), phase), []).append(i)
         out = []
         for (key, phase), idx in groups.items():
+            if key not in self._rules_cache:
+                self._rules_cache[key] = rules_of(view, idx[0])
+            rules = self._rules_cache[key]
             if self.rules is not None:
+                _check_same_game(self.rules, rules, type(self).__name__)
                 rules = self.rules
-            else:
-                if key not in self._rules_cache:
-                    self._rules_cache[key] = rules_of(view, idx[0])
-                rules = self._rules_cache[key]
             out.append((rules, phase, np.array(idx)))
         return out
