@@ -8,7 +8,17 @@ agent is created.
 
 from typing import Any
 
-from agents.base import Agent, agent_names, build_agent, make_agent, parse_agent, register
+from agents.base import (
+    Agent,
+    AgentSpecError,
+    agent_names,
+    agent_options,
+    build_agent,
+    build_agents,
+    make_agent,
+    parse_agent,
+    register,
+)
 from agents.greedy import GreedyAgent
 from agents.ismcts import ISMCTSAgent
 from agents.mc import MCAgent
@@ -27,5 +37,6 @@ def _make_rllib(**options: Any) -> Agent:
     return RLlibAgent(**options)
 
 
-__all__ = ["Agent", "GreedyAgent", "ISMCTSAgent", "MCAgent", "PPOAgent", "RandomAgent",
-           "agent_names", "build_agent", "make_agent", "parse_agent", "register"]
+__all__ = ["Agent", "AgentSpecError", "GreedyAgent", "ISMCTSAgent", "MCAgent", "PPOAgent",
+           "RandomAgent", "agent_names", "agent_options", "build_agent", "build_agents",
+           "make_agent", "parse_agent", "register"]

@@ -17,6 +17,9 @@ sets it already has, instead of building and unpacking a (B, 70) mask.
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -41,6 +44,10 @@ class Agent(Protocol):
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 
 
+class AgentSpecError(ValueError):
+    """An agent name, option or spec this module refuses; its message names the agent."""
+
+
 def register(name: str) -> Callable[[Callable[..., Agent]], Callable[..., Agent]]:
     """Class decorator: make an agent available to ``make_agent(name, **options)``."""
     def add(factory: Callable[..., Agent]) -> Callable[..., Agent]:
@@ -54,13 +61,70 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def agent_options(name: str) -> dict[str, inspect.Parameter] | None:
+    """The keyword options ``make_agent(name, ...)`` accepts, by name (the registered
+    factory's signature); None if the factory takes any keyword (``**options``)."""
+    if name not in _REGISTRY:
+        raise AgentSpecError(f"unknown agent {name!r}; known agents: "
+                             f"{', '.join(agent_names())}")
+    try:
+        parameters = inspect.signature(_REGISTRY[name]).parameters
+    except (TypeError, ValueError):  # no signature to read: let the factory judge
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return None
+    return {key: p for key, p in parameters.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def _check_option_names(name: str, options: dict[str, Any]) -> None:
+    """A ValueError naming the agent, the unknown options and the valid ones."""
+    known = agent_options(name)
+    if known is None:
+        return
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        valid = f"its options: {', '.join(known)}" if known else "it takes no options"
+        raise AgentSpecError(f"agent {name!r} has no option {', '.join(map(repr, unknown))}; "
+                         f"{valid}")
+
+
 def make_agent(name: str | Agent, **options: Any) -> Agent:
-    """An agent by name with keyword options (``make_agent("random")``); agents pass through."""
+    """An agent by name with keyword options (``make_agent("random")``); agents pass through.
+
+    Raises:
+        ValueError: an unknown name or option (the message lists the valid ones), or a
+            bad option value (the agent's own check).
+    """
     if not isinstance(name, str):
         return name
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
+    _check_option_names(name, options)
     return _REGISTRY[name](**options)
+
+
+def _split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
+    """``"mc:worlds=16,rollout=greedy"`` -> ``("mc", [("worlds", "16"), ("rollout",
+    "greedy")])``."""
+    if not isinstance(spec, str):
+        raise TypeError(f"an agent spec must be a str, got {type(spec).__name__}")
+    name, _, rest = spec.partition(":")
+    items = []
+    for item in filter(None, rest.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise AgentSpecError(f"agent option {item!r} in {spec!r} must be key=value")
+        items.append((key, value))
+    return name, items
+
+
+def _read_value(text: str) -> Any:
+    """int, float, bool or None (``none``) where ``text`` reads as one, else ``text``."""
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            continue
+    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
 def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
@@ -68,29 +132,88 @@ def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
 
     ``"mc:worlds=16,rollout=greedy"`` -> ``("mc", {"worlds": 16, "rollout": "greedy"})``:
     values become int, float, bool or None (``none``) where they read as one, else stay
-    strings.
+    strings. (``build_agent`` reads each value as its option's type instead.)
     """
-    name, _, rest = spec.partition(":")
-    options: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"agent option {item!r} in {spec!r} must be key=value")
-        for convert in (int, float):
+    name, items = _split_spec(spec)
+    return name, {key: _read_value(value) for key, value in items}
+
+
+#: The option types a spec's text is read as, and how they are named in errors.
+_SPEC_TYPES = {type(None): "none", bool: "true or false", int: "an int", float: "a number",
+               str: "a string"}
+
+
+def _option_types(factory: Callable[..., Agent], key: str) -> tuple[type, ...] | None:
+    """The types of ``_SPEC_TYPES`` option ``key`` of ``factory`` is annotated with (a
+    union's members, in that table's order); None if it is annotated with anything else
+    (a ``Rules``, ``Any``) or cannot be read."""
+    target = factory.__init__ if isinstance(factory, type) else factory
+    try:
+        hint = typing.get_type_hints(target).get(key)
+    except Exception:  # an annotation that does not resolve: no types to check
+        return None
+    members = typing.get_args(hint) if isinstance(hint, types.UnionType) or \
+        typing.get_origin(hint) is typing.Union else (hint,)
+    if hint is None or not all(m in _SPEC_TYPES for m in members):
+        return None
+    return tuple(t for t in _SPEC_TYPES if t in members)
+
+
+def _read_option(name: str, key: str, text: str) -> Any:
+    """The value of option ``key=text`` of agent ``name``, read as the option's type."""
+    known = agent_options(name)
+    kinds = _option_types(_REGISTRY[name], key) if known and key in known else None
+    if kinds is None:  # unknown (make_agent says so) or not a plain type: read generally
+        return _read_value(text)
+    lower = text.strip().lower()
+    for kind in kinds:
+        if kind is type(None) and lower == "none":
+            return None
+        if kind is bool and lower in ("true", "false"):
+            return lower == "true"
+        if kind in (int, float):
             try:
-                options[key] = convert(value)
-                break
+                return kind(text)
             except ValueError:
                 continue
-        else:
-            options[key] = {"true": True, "false": False, "none": None}.get(value.lower(), value)
-    return name, options
+        if kind is str:
+            return text
+    wanted = " or ".join(_SPEC_TYPES[kind] for kind in kinds)
+    raise AgentSpecError(f"agent {name!r}: option {key} must be {wanted}, got {text!r}")
 
 
 def build_agent(spec: str) -> Agent:
-    """The agent an agent spec names: ``make_agent(name, **options)`` of ``parse_agent(spec)``."""
-    name, options = parse_agent(spec)
-    return make_agent(name, **options)
+    """The agent an agent spec names (``"mc:worlds=16,rollout=greedy"``), each option's
+    value read as the type the agent's signature gives it (``ppo:checkpoint=2`` is the
+    file ``"2"``, ``mc:worlds=abc`` an error).
+
+    Raises:
+        ValueError: a malformed spec, an unknown agent or option (the message lists the
+            valid ones; an ``AgentSpecError``), a value of the wrong type, or the agent's
+            own refusal.
+    """
+    name, items = _split_spec(spec)
+    agent_options(name)  # an unknown name, before its options are read
+    return make_agent(name, **{key: _read_option(name, key, text) for key, text in items})
+
+
+def build_agents(specs: list[str]) -> dict[str, Agent]:
+    """Every spec built once, by spec: what a command line checks before it writes anything.
+
+    Raises:
+        ValueError: the first spec that cannot be built, named with its problem on one
+            line (an unknown option, a missing checkpoint file, a missing extra, ...).
+    """
+    made = {}
+    for spec in dict.fromkeys(specs):
+        try:
+            made[spec] = build_agent(spec)
+        except AgentSpecError:  # names the agent and the option already
+            raise
+        except Exception as error:  # whatever the factory raises: one line naming the spec
+            text = " ".join(str(error).split()) or type(error).__name__
+            raise ValueError(f"agent {spec!r}: {text}") from error
+    return made
 
 
 def pack_mask(mask: np.ndarray) -> np.ndarray:

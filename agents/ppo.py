@@ -75,7 +75,11 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     Only tensors (any of the storages in ``_DTYPES``) and plain Python containers are
     accepted; anything else in the pickle is a ``pickle.UnpicklingError`` naming it.
     """
-    with zipfile.ZipFile(path) as archive:
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise ValueError(f"{path} is not a torch.save file (not a zip archive)") from None
+    with archive:
         names = archive.namelist()
         pickled = [name for name in names if name.endswith("/data.pkl")]
         if len(pickled) != 1:

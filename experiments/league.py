@@ -16,48 +16,56 @@ equal points tie), and the ratings are updated with the Plackett-Luce model of
 count. A rating is ``mu`` with its uncertainty ``sigma``; the table ranks by the
 conservative ``ordinal = mu - 3 sigma`` (openskill's default skill estimate).
 
-    python -m experiments.league --agents random greedy mc ppo --players 3 4 5 \\
-        --rule-sets smoorverliefd hearts --deals 120 --workers 2
+    python -m experiments.league --agents random greedy mc mc:worlds=32 ppo \\
+        --players 3 4 5 --rule-sets smoorverliefd hearts --deals 120 --workers 2
 
-writes ``results/<run name>/``: ``ratings.csv`` (one row per rule set, player
-count and agent), ``games.csv`` (one row per game, seat and round, as
+(the defaults) writes ``results/<run name>/``: ``ratings.csv`` (one row per rule
+set, player count and agent), ``games.csv`` (one row per game, seat and round, as
 ``results.csv`` of the win-rate tournament), ``league.json`` (command, versions,
-arguments, ratings), ``ratings.png`` / ``ratings.svg``, and ``chunks/`` (every
-finished chunk, so that ``--resume`` plays only what is missing). The results do
-not depend on ``--workers``.
+arguments, ratings, and which chunks and files the folder holds), ``ratings.png``
+/ ``ratings.svg``, and ``chunks/`` (every finished chunk). The folder is the
+tournament's run folder (``agents.evaluation.runs.RunFolder``): Ctrl-C keeps the
+finished chunks, ``--resume`` plays only what is missing, and an existing league
+is replaced only with ``--overwrite``. The results do not depend on ``--workers``.
 """
 
 from __future__ import annotations
 
 import csv
-import dataclasses
 import functools
+import io
 import json
-import os
-import platform
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 import tyro
 
-from agents.evaluation.backends import play_units
-from agents.evaluation.duplicate import CSV_COLUMNS, play_deals, zlib_seed
+from agents import agent_names
+from agents.base import build_agents
+from agents.evaluation.duplicate import play_deals, zlib_seed
 from agents.evaluation.plots import save_figure
+from agents.evaluation.runs import RunFolder, check_run_name, command_line, play_run, wrote
+from experiments.win_rates import MAX_SEED, RuleSetName
 from smoor_env import preset
+
+#: The command's name in its usage and error lines.
+PROG = "smoor-league"
 
 
 @dataclass
 class Args:
-    agents: list[str] = field(default_factory=lambda: ["random", "greedy", "mc"])
-    """the league's agent specs (at least as many as the largest table), options as
-    name:key=value,key=value (e.g. mc:worlds=16)"""
+    agents: Annotated[list[str], tyro.conf.arg(help=(
+        "the league's agent specs, at least as many as the largest table: "
+        f"{', '.join(agent_names())}, with options as name:key=value,key=value "
+        "(e.g. mc:worlds=16)"))] = field(
+            default_factory=lambda: ["random", "greedy", "mc", "mc:worlds=32", "ppo"])
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts (table sizes) to play"""
-    rule_sets: list[str] = field(default_factory=lambda: ["smoorverliefd", "hearts"])
-    """rule sets to play (names of smoor_env.PRESETS)"""
+    rule_sets: list[RuleSetName] = field(default_factory=lambda: ["smoorverliefd", "hearts"])
+    """rule sets to play (smoor_env.PRESETS; partners: 4 players; cupids_arrow: --matches)"""
     deals: int = 120
     """deals per rule set and player count (each played once per rotation of its line-up);
     a multiple of the number of agents balances the line-ups exactly"""
@@ -69,20 +77,21 @@ class Args:
     """worker processes (results are identical for any number)"""
     chunk: int = 8
     """deals per unit of work (fixed, so that results do not depend on the workers)"""
-    run_name: str = ""
-    """name of the results folder (default: league__seed<seed>)"""
+    run_name: Annotated[str, tyro.conf.arg(
+        help_behavior_hint="(default: league__seed<seed>)")] = ""
+    """name of the run's folder, in --out-dir"""
     out_dir: str = "results"
-    """parent folder of the run's folder"""
+    """parent folder of the run's folder (made if missing, but not the folders above it)"""
     resume: bool = False
-    """continue the run in an existing folder: play only the chunks it lacks"""
+    """continue the stopped league in the folder from its finished chunks (same settings)"""
+    overwrite: bool = False
+    """replace a league already in the folder (without it, an existing league is an error)"""
     plots: bool = True
     """write the rating plot (PNG and SVG)"""
     progress: bool = True
     """show a progress bar with the time left"""
 
 
-#: Args fields that define what a run plays: --resume refuses a folder made with others.
-RUN_FIELDS = ("agents", "players", "rule_sets", "deals", "matches", "seed", "chunk")
 #: Random stream of the line-ups (the deals' and agents' streams are win_rates').
 LINEUP_STREAM = 7
 RATING_COLUMNS = ("rule_set", "players", "rank", "agent", "mu", "sigma", "ordinal", "deals",
@@ -215,107 +224,99 @@ def plot_ratings(table: list[dict], args: Args, folder: Path) -> list[Path]:
 
 # ----------------------------------------------------------------------- run
 def check_args(args: Args) -> None:
-    """Refuse a league that cannot be played, before playing anything."""
-    from agents import make_agent, parse_agent
-
-    if len(set(args.agents)) != len(args.agents):
-        raise ValueError(f"the league lists an agent twice: {args.agents}")
-    if args.deals < 1 or args.chunk < 1:
-        raise ValueError(f"--deals and --chunk must be at least 1, got {args.deals}, "
-                         f"{args.chunk}")
+    """A clear ``ValueError`` (``TypeError`` for a wrong type) for any value that cannot
+    make a league, before its folder is touched or anything is played."""
+    for name in ("deals", "chunk", "workers", "seed"):
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"--{name} must be an int, got {value!r}")
+        low = 0 if name == "seed" else 1
+        if value < low or (name == "seed" and value > MAX_SEED):
+            bounds = f"in 0..{MAX_SEED}" if name == "seed" else "at least 1"
+            raise ValueError(f"--{name} must be {bounds}, got {value}")
+    for name in ("agents", "players", "rule_sets"):
+        values = getattr(args, name)
+        flag = "--" + name.replace("_", "-")
+        if not values:
+            raise ValueError(f"{flag} needs at least one value")
+        if len(set(values)) != len(values):
+            raise ValueError(f"{flag} lists a value twice: {values}")
     too_big = [p for p in args.players if p > len(args.agents)]
     if too_big:
         raise ValueError(f"a table of {max(too_big)} players needs at least {max(too_big)} "
-                         f"different agents; the league has {len(args.agents)}")
+                         f"different agents; --agents lists {len(args.agents)}: add agents "
+                         f"or leave out --players {' '.join(map(str, too_big))}")
+    check_run_name(args.run_name)
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the league in the folder and --overwrite "
+                         "replaces it: pass one of them")
     for rule_set in args.rule_sets:
         for players in args.players:
             preset(rule_set, players, args.matches)
-    for spec in args.agents:  # unknown names, bad options, missing extras
-        name, options = parse_agent(spec)
-        try:
-            make_agent(name, **options)
-        except TypeError as error:
-            raise ValueError(f"agent {spec!r}: {error}") from error
+    build_agents(args.agents)  # unknown names, options or files, missing extras
 
 
-def chunk_path(folder: Path, unit: tuple) -> Path:
-    rule_set, players, chunk = unit
-    return folder / "chunks" / f"{rule_set}_{players}p_{chunk:05d}.json"
+class LeagueFolder(RunFolder):
+    """The league's run folder: the tournament's (chunks, atomic writes, a summary that
+    lists them, ``--resume`` / ``--overwrite``) with the league's files and tables."""
+
+    default_name = "league"
+    command_module = "experiments.league"
+    results_file = "games.csv"
+    summary_file = "league.json"
+
+    def empty_tables(self) -> dict:
+        return {"ratings": []}
+
+    def tables(self, rows: list[dict]) -> dict:
+        return {"rating": "openskill PlackettLuce, one game per deal (points averaged over "
+                          "rotations)", "ratings": league_table(rows, self.args)}
+
+    def outputs(self, summary: dict, drafts: Path) -> list[Path]:
+        """``ratings.csv``, and the rating plot (PNG and SVG) with ``--plots``."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=RATING_COLUMNS)
+        writer.writeheader()
+        writer.writerows(summary["ratings"])
+        (drafts / "ratings.csv").write_text(buffer.getvalue(), newline="")
+        drawn = [drafts / "ratings.csv"]
+        if self.args.plots and summary["ratings"]:
+            drawn += plot_ratings(summary["ratings"], self.args, drafts)
+        return drawn
+
+    def versions(self) -> dict[str, str]:
+        import openskill
+
+        return {**super().versions(), "openskill": openskill.__version__}
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file and rename, so a stopped run leaves no half file."""
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
+def plan(args: Args) -> list[tuple[str, int, int]]:
+    """Every unit of work of the league, in the order of ``games.csv``."""
+    return [(rule_set, players, chunk) for rule_set in args.rule_sets
+            for players in args.players for chunk in range(-(-args.deals // args.chunk))]
+
+
+def league(args: Args) -> tuple[Path, dict]:
+    """Play the league (or the rest of a stopped one, with ``resume``) into its folder;
+    returns the folder and its summary (``summary["interrupted"]``: stopped by Ctrl-C).
+
+    Raises:
+        ValueError / TypeError: bad arguments (an agent spec that cannot be built among
+            them) or a folder that cannot take the league, before the folder is touched
+            or any game is played.
+        KeyboardInterrupt: Ctrl-C while the outputs were being written.
+    """
+    check_args(args)
+    run_folder = LeagueFolder(args, plan(args))
+    summary = play_run(run_folder, functools.partial(play_league_chunk, args), "league")
+    print(format_ratings(summary["ratings"]))
+    print(wrote(run_folder, summary))
+    return run_folder.folder, summary
 
 
 def run(args: Args) -> Path:
-    """Play (or finish, with ``resume``) the league; returns its folder."""
-    check_args(args)
-    folder = Path(args.out_dir) / (args.run_name or f"league__seed{args.seed}")
-    played = {name: getattr(args, name) for name in RUN_FIELDS}
-    args_file = folder / "args.json"
-    if args_file.exists():
-        if not args.resume:
-            raise FileExistsError(f"{folder} holds a league already: add --resume to finish "
-                                  f"it, or choose another --run-name")
-        before = json.loads(args_file.read_text())
-        if before != played:
-            changed = sorted(k for k in played if before.get(k) != played[k])
-            raise ValueError(f"--resume: {folder} was played with other {', '.join(changed)}: "
-                             f"{ {k: before.get(k) for k in changed} }")
-    (folder / "chunks").mkdir(parents=True, exist_ok=True)
-    write_atomic(args_file, json.dumps(played, indent=1))
-
-    units = [(rule_set, players, chunk) for rule_set in args.rule_sets
-             for players in args.players for chunk in range(-(-args.deals // args.chunk))]
-    results = {unit: json.loads(chunk_path(folder, unit).read_text()) for unit in units
-               if chunk_path(folder, unit).exists()}
-    todo = [unit for unit in units if unit not in results]
-    if results:
-        print(f"resuming: {len(results)} of {len(units)} chunks already played",
-              file=sys.stderr)
-    started = time.time()
-    new, interrupted = play_units(
-        todo, functools.partial(play_league_chunk, args), args.workers, args.progress,
-        "league", on_done=lambda unit, rows: write_atomic(chunk_path(folder, unit),
-                                                          json.dumps(rows)))
-    results.update(new)
-    rows = [row for unit in units if unit in results for row in results[unit]]
-    with open(folder / "games.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    table = league_table(rows, args)
-    with open(folder / "ratings.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=RATING_COLUMNS)
-        writer.writeheader()
-        writer.writerows(table)
-
-    import matplotlib
-    import openskill
-
-    import smoor_env
-
-    summary = {
-        "command": " ".join([Path(sys.executable).name, "-m", "experiments.league",
-                             *sys.argv[1:]]),
-        "args": dataclasses.asdict(args), "complete": not interrupted,
-        "chunks_done": len(results), "chunks": len(units), "seconds": time.time() - started,
-        "rating": "openskill PlackettLuce, one game per deal (points averaged over rotations)",
-        "versions": {"smoor_env": smoor_env.__version__, "python": platform.python_version(),
-                     "numpy": np.__version__, "openskill": openskill.__version__,
-                     "matplotlib": matplotlib.__version__},
-        "ratings": table,
-    }
-    (folder / "league.json").write_text(json.dumps(summary, indent=1))
-    print(format_ratings(table))
-    written = [folder / "ratings.csv", folder / "games.csv", folder / "league.json"]
-    if args.plots and table:
-        written += plot_ratings(table, args, folder)
-    print("\nwrote " + ", ".join(str(p) for p in written))
-    return folder
+    """``league(args)``'s folder."""
+    return league(args)[0]
 
 
 def load_league(folder: str | Path) -> tuple[list[dict], dict]:
@@ -324,9 +325,10 @@ def load_league(folder: str | Path) -> tuple[list[dict], dict]:
     return summary["ratings"], summary
 
 
-def main(argv: list[str] | None = None) -> None:
-    run(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
+def main(argv: list[str] | None = None) -> int:
+    """The ``smoor-league`` command; returns its exit status (see ``command_line``)."""
+    return command_line(PROG, Args, league, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -40,7 +40,12 @@ class Args:
     seed: int = 0
     """seed of the deals and of the random players"""
     out: str = "results/throughput.json"
-    """where to write the results (JSON)"""
+    """where to write the results (JSON); its folder is made if missing, but not the
+    folders above it"""
+
+
+#: The command's name in its usage and error lines.
+PROG = "smoor-throughput"
 
 
 # Rule sets of the variant rows: name -> Rules options (4 players unless given).
@@ -127,9 +132,42 @@ def run(args: Args) -> list[dict]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
-    rows = run(args)
+def check_args(args: Args) -> Path:
+    """The output file, after a clear ``ValueError`` for any value that cannot make the
+    table (before a minute of measuring): sizes below 1, an unplayable player count, a
+    negative time, an output path that is a folder or lies below a missing folder."""
+    for name in ("batch_sizes", "players"):
+        if not getattr(args, name):
+            raise ValueError(f"--{name.replace('_', '-')} needs at least one value")
+    for batch in [*args.batch_sizes, args.variant_batch]:
+        if batch < 1:
+            raise ValueError(f"batch sizes must be at least 1, got {batch}")
+    for players in args.players:
+        Rules(num_players=players, target_score=None)  # a ValueError naming the range
+    if not args.seconds >= 0:
+        raise ValueError(f"--seconds must be >= 0, got {args.seconds}")
+    out = Path(args.out)
+    if out.is_dir():
+        raise ValueError(f"--out {out} is a folder; name a file in it")
+    if not out.parent.is_dir() and not out.parent.parent.is_dir():
+        raise ValueError(f"the folder of --out {out} does not exist, nor its parent "
+                         f"{out.parent.parent} (only the file's own folder is made)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``smoor-throughput`` command; returns its exit status: 2 after a one-line error,
+    130 after Ctrl-C (nothing written: an earlier ``--out`` file stays as it was)."""
+    args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
+    try:
+        out = check_args(args)
+        rows = run(args)
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted: nothing written", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError) as error:
+        print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 2
     base = [r for r in rows if r["rules"] == "Smoorverliefd" and r["players"] == 4]
     best = max(base, key=lambda r: r["rounds_per_s"]) if base else None
     summary = {
@@ -143,14 +181,18 @@ def main(argv: list[str] | None = None) -> None:
                                                         "actions_per_s")},
         "rows": rows,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=1))
+    try:
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(summary, indent=1))
+    except OSError as error:
+        print(f"{PROG}: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
+        return 2
     if best:
         print(f"\nbest 4-player figure: {best['rounds_per_s']:,.0f} games/s "
               f"at batch {best['batch']}")
     print(f"wrote {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

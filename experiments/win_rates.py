@@ -17,7 +17,11 @@ Work is cut into chunks of a fixed number of deals, each with its own random
 streams, so the results are identical whatever the number of worker processes.
 Each finished chunk is saved at once (``chunks/``, atomic writes); Ctrl-C stops
 early and keeps every finished chunk, ``--resume`` continues such a run to the
-same results, and an existing run is replaced only with ``--overwrite``.
+same results, and an existing run is replaced only with ``--overwrite``. Every
+agent spec is built before the folder is touched, so a typo in one (a name, an
+option, a value, a checkpoint file) is a one-line error that neither blocks nor
+replaces a run. Exit status: 0 done, 2 refused (one line: ``smoor-bench: error: ...``),
+130 stopped by Ctrl-C (the finished chunks kept for ``--resume``).
 ``--backend ray [--address ADDR]`` plays the chunks as Ray tasks (the ray extra),
 locally or on a cluster, to the same ``results.csv``.
 
@@ -32,30 +36,35 @@ files the folder holds), PNG plots and ``chunks/`` (one CSV per finished chunk).
 from __future__ import annotations
 
 import functools
-import os
+import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import tyro
 
-from agents.evaluation.backends import play_units
+from agents import agent_names
+from agents.base import build_agents
 from agents.evaluation.duplicate import play_deals
-from agents.evaluation.runs import SUMMARY, RunFolder, Unit
+from agents.evaluation.runs import RunFolder, Unit, check_run_name, command_line, play_run, wrote
 from agents.evaluation.tournament import format_table
 from smoor_env import PRESETS, preset
 
 #: The named rule sets (``smoor_env.PRESETS``), as the command line's choices.
 RuleSetName = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
+#: The command's name in its usage and error lines.
+PROG = "smoor-bench"
 
 
 @dataclass
 class Args:
-    agents: list[str] = field(default_factory=lambda: ["random", "greedy", "mc"])
-    """line-up of agent specs, seat by seat (repeated to fill the table); options as
-    name:key=value,key=value (e.g. mc:worlds=16,rollout=greedy)"""
+    agents: Annotated[list[str], tyro.conf.arg(help=(
+        "line-up of agent specs, seat by seat (repeated to fill the table): "
+        f"{', '.join(agent_names())}, with options as name:key=value,key=value "
+        "(e.g. mc:worlds=16,rollout=greedy)"))] = field(
+            default_factory=lambda: ["random", "greedy", "mc"])
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts to play"""
     rule_sets: list[RuleSetName] = field(default_factory=lambda: ["smoorverliefd", "hearts"])
@@ -71,19 +80,20 @@ class Args:
     identical for any number)"""
     chunk: int = 8
     """deals per unit of work (fixed, so that results do not depend on the workers)"""
-    run_name: str = ""
-    """name of the results folder (default: win_rates__seed<seed>)"""
+    run_name: Annotated[str, tyro.conf.arg(
+        help_behavior_hint="(default: win_rates__seed<seed>)")] = ""
+    """name of the run's folder, in --out-dir"""
     out_dir: str = "results"
-    """parent folder of the run's folder"""
+    """parent folder of the run's folder (made if missing, but not the folders above it)"""
     plots: bool = True
     """write PNG plots"""
     progress: bool = True
     """show a progress bar with the time left"""
     backend: Literal["local", "ray"] = "local"
     """where the chunks are played: this machine's processes, or Ray tasks (the ray extra)"""
-    address: str = ""
-    """with --backend ray: the cluster to join ("auto" or host:port); default: start a local
-    Ray with this machine's cores"""
+    address: Annotated[str, tyro.conf.arg(
+        help_behavior_hint="(default: start a local Ray with this machine's cores)")] = ""
+    """with --backend ray: the cluster to join ("auto" or host:port)"""
     resume: bool = False
     """continue the interrupted run in the folder from its finished chunks (same settings)"""
     overwrite: bool = False
@@ -100,54 +110,9 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int,
                       chunk, made)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # ------------------------------------------------------------------ run folder
 #: Largest seed: the deals' seed is ``seed`` plus a number below 10**6 per rule set.
 MAX_SEED = 2 ** 32 - 1
-
-
-
-
-
 
 
 def check_args(args: Args) -> None:
@@ -168,25 +133,23 @@ def check_args(args: Args) -> None:
             raise ValueError(f"{flag} needs at least one value")
         if name != "agents" and len(set(values)) != len(values):
             raise ValueError(f"{flag} lists a value twice: {values}")
-    name = args.run_name
-    if name in (".", "..") or "/" in name or os.sep in name:
-        raise ValueError(f"--run-name must be a plain folder name, got {name!r}")
+    check_run_name(args.run_name)
     if args.backend not in ("local", "ray"):
         raise ValueError(f"--backend must be local or ray, got {args.backend!r}")
+    if args.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ValueError("--backend ray needs Ray: install the ray extra "
+                         "(pip install 'smoor-env[ray]')")
     if args.address and args.backend != "ray":
         raise ValueError("--address names a Ray cluster: it needs --backend ray")
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in the folder and --overwrite replaces "
                          "it: pass one of them")
-    from agents import agent_names, parse_agent
-
-    for agent_name, _ in map(parse_agent, args.agents):
-        if agent_name not in agent_names():
-            raise ValueError(f"unknown agent {agent_name!r}; known agents: "
-                             f"{', '.join(agent_names())}")
     for rule_set in args.rule_sets:
         for players in args.players:
             preset(rule_set, players, args.matches)  # fail early on a bad combination
+    # Every agent is built once here, so that a typo in a spec (a name, an option, a value,
+    # a checkpoint file) is refused before the run's folder is touched.
+    build_agents(args.agents)
 
 
 def plan(args: Args) -> list[Unit]:
@@ -195,50 +158,37 @@ def plan(args: Args) -> list[Unit]:
             for players in args.players for chunk in range(-(-args.deals // args.chunk))]
 
 
-
-
 # ----------------------------------------------------------------------- run
-def run(args: Args) -> Path:
-    """Play the tournament (or the rest of an interrupted one) into its folder; returns it.
+def tournament(args: Args) -> tuple[Path, dict]:
+    """Play the tournament (or the rest of an interrupted one) into its folder; returns the
+    folder and its summary (``summary["interrupted"]``: stopped early by Ctrl-C).
 
     Raises:
-        ValueError / TypeError: bad arguments, or a folder that cannot take the run (see
-            ``RunFolder.open``), before any game is played.
-        KeyboardInterrupt: Ctrl-C while the outputs were being written (the summary says
-            which were; ``--resume`` writes the rest). Ctrl-C while playing is not an
-            error: the finished chunks are kept and summarised.
+        ValueError / TypeError: bad arguments (an agent spec that cannot be built among
+            them), or a folder that cannot take the run (see ``RunFolder.open``), before
+            the folder is touched or any game is played.
+        KeyboardInterrupt: Ctrl-C while the outputs were being written (see ``play_run``).
     """
-    from agents import build_agent
-
     check_args(args)
-    units = plan(args)
-    run_folder = RunFolder(args, units)
-    run_folder.open()
-    todo = [unit for unit in units if unit not in run_folder.chunk_texts]
+    run_folder = RunFolder(args, plan(args))
     specs = sorted(set(args.agents))
-    _, interrupted = play_units(
-        todo, functools.partial(play_chunk, args), args.workers, args.progress, "win rates",
-        run_folder.save_chunk, done_before=len(units) - len(todo), backend=args.backend,
-        address=args.address, shared=lambda: {spec: build_agent(spec) for spec in specs})
-    try:
-        summary = run_folder.finish(interrupted)
-    except KeyboardInterrupt:
-        print(f"\ninterrupted while writing: {run_folder.folder / SUMMARY} lists what was "
-              f"written; --resume writes the rest", file=sys.stderr)
-        raise
+    summary = play_run(run_folder, functools.partial(play_chunk, args), "win rates",
+                       backend=args.backend, address=args.address,
+                       shared=lambda: build_agents(specs))
     print(format_table(summary))
-    print("\nwrote " + ", ".join(str(run_folder.folder / name)
-                                 for name in [*summary["files"], SUMMARY]))
-    return run_folder.folder
+    print(wrote(run_folder, summary))
+    return run_folder.folder, summary
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
-    try:
-        run(args)
-    except (ValueError, TypeError) as error:
-        raise SystemExit(f"win_rates: error: {error}") from error
+def run(args: Args) -> Path:
+    """``tournament(args)``'s folder."""
+    return tournament(args)[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``smoor-bench`` command; returns its exit status (see ``command_line``)."""
+    return command_line(PROG, Args, tournament, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -4,13 +4,14 @@ world sampling (every constraint), no peeking at hidden cards, and determinism."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, make_agent
+from agents import GreedyAgent, MCAgent, RandomAgent, agent_names, build_agent, make_agent
 from agents.env_factories import make_env
 from agents.greedy import greedy_bid, greedy_play, made_bid
 from agents.rollout import RolloutPolicy, greedy_moves
@@ -91,6 +92,43 @@ def test_agents_are_made_by_name_with_options():
 def test_unknown_agent_name_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown agent 'alphazero'.*greedy.*mc.*random"):
         make_agent("alphazero")
+
+
+def test_unknown_options_name_the_agent_and_the_valid_ones():
+    with pytest.raises(ValueError, match=r"agent 'mc' has no option 'wrlds'; its options: "
+                                         r"worlds, rollouts, rollout, time_budget"):
+        make_agent("mc", wrlds=8)
+    with pytest.raises(ValueError, match="agent 'greedy' has no option 'depth'; it takes no "
+                                         "options"):
+        build_agent("greedy:depth=2")
+
+
+def test_spec_values_are_read_as_their_option_s_type():
+    """``build_agent`` reads each value as the signature's type: a str option keeps digits
+    as text, an int option refuses text, ``none`` is None where None is allowed."""
+    from agents.base import build_agents
+
+    mc = build_agent("mc:worlds=3,time_budget=2,prior=none,greedy_margin=1")
+    assert mc.worlds == 3 and mc.time_budget == 2.0 and mc.greedy_margin == 1.0
+    for spec, message in [("mc:worlds=abc", "agent 'mc': option worlds must be an int, "
+                                             "got 'abc'"),
+                          ("mc:worlds=2.5", "option worlds must be an int"),
+                          ("ppo:sample=maybe", "option sample must be true or false"),
+                          ("mc:time_budget=soon", "time_budget must be none or a number")]:
+        with pytest.raises(ValueError, match=message):
+            build_agent(spec)
+    with pytest.raises(FileNotFoundError, match="'123' is neither a file nor a shipped"):
+        build_agent("ppo:checkpoint=123")  # the file "123", not the int 123
+    # For a command line: every spec once, any failure one line naming the spec.
+    made = build_agents(["random", "greedy", "random"])
+    assert list(made) == ["random", "greedy"] and isinstance(made["greedy"], GreedyAgent)
+    with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=nope': PPO checkpoint "
+                                         r"'nope' is neither a file nor a shipped checkpoint "
+                                         r"name \(ppo_hearts"):
+        build_agents(["random", "ppo:checkpoint=nope"])
+    with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=.*README.md': .* is not a "
+                                         r"torch.save file"):
+        build_agents([f"ppo:checkpoint={Path(__file__).parents[1] / 'README.md'}"])
 
 
 @pytest.mark.parametrize("options", [{"worlds": 0}, {"rollouts": 0}, {"rollout": "smart"},

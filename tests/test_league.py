@@ -48,19 +48,41 @@ def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
 
 
 def test_resume_plays_only_the_missing_chunks_and_refuses_other_arguments(tmp_path):
+    from agents.evaluation.runs import write_atomic
+
     folder = run(Args(**SMALL, out_dir=str(tmp_path)))
     ratings = (folder / "ratings.csv").read_text()
-    chunks = sorted((folder / "chunks").glob("*.json"))
-    assert len(chunks) == 3
-    chunks[1].unlink()
-    (folder / "ratings.csv").unlink()
-    with pytest.raises(FileExistsError, match="--resume"):
+    summary = json.loads((folder / "league.json").read_text())
+    assert summary["complete"] and summary["chunks_done"] == 3
+    assert summary["files"] == ["games.csv", "ratings.csv"]
+    # Take the middle chunk out of the run, as if it had not finished.
+    summary["finished_chunks"].pop(1)
+    summary.update(complete=False, chunks_done=2)
+    (folder / "chunks" / "hearts_3p_000001.csv").unlink()
+    write_atomic(folder / "league.json", json.dumps(summary))
+    with pytest.raises(ValueError, match="unfinished run .*--resume.*--overwrite"):
         run(Args(**SMALL, out_dir=str(tmp_path)))
-    with pytest.raises(ValueError, match="other deals"):
+    with pytest.raises(ValueError, match="--deals 6 .now 8."):
         run(Args(**{**SMALL, "deals": 8}, resume=True, out_dir=str(tmp_path)))
+    with pytest.raises(ValueError, match="one of them"):
+        run(Args(**SMALL, resume=True, overwrite=True, out_dir=str(tmp_path)))
     run(Args(**SMALL, resume=True, out_dir=str(tmp_path)))
     assert (folder / "ratings.csv").read_text() == ratings
     assert json.loads((folder / "league.json").read_text())["complete"]
+
+
+def test_a_league_is_replaced_only_with_overwrite(tmp_path):
+    folder = run(Args(**SMALL, out_dir=str(tmp_path)))
+    games = (folder / "games.csv").read_text()
+    with pytest.raises(ValueError, match="finished run .*--overwrite"):
+        run(Args(**{**SMALL, "seed": 1}, run_name="league__seed0", out_dir=str(tmp_path)))
+    assert (folder / "games.csv").read_text() == games
+    again = run(Args(**{**SMALL, "seed": 1}, overwrite=True, run_name="league__seed0",
+                     out_dir=str(tmp_path)))
+    assert again == folder and (folder / "games.csv").read_text() != games
+    summary = json.loads((folder / "league.json").read_text())
+    assert summary["complete"] and summary["args"]["seed"] == 1
+    assert len(list((folder / "chunks").iterdir())) == 3  # the old run's chunks went
 
 
 def test_bad_leagues_are_refused_before_playing(tmp_path):
@@ -73,8 +95,10 @@ def test_bad_leagues_are_refused_before_playing(tmp_path):
         league(agents=["random", "greedy", "random"])
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         league(agents=["random", "greedy", "nobody"])
-    with pytest.raises(ValueError, match="agent 'greedy:depth=2'"):
+    with pytest.raises(ValueError, match="agent 'greedy' has no option 'depth'"):
         league(agents=["random", "greedy:depth=2", "mc"])
+    with pytest.raises(ValueError, match="agent 'mc' has no option 'wrlds'; its options: worlds"):
+        league(agents=["random", "greedy", "mc:wrlds=2"])
     assert not list(tmp_path.iterdir())
 
 
