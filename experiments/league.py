@@ -47,8 +47,8 @@ from agents import agent_names
 from agents.base import build_agents
 from agents.evaluation.duplicate import play_deals, zlib_seed
 from agents.evaluation.plots import save_figure
-from agents.evaluation.runs import RunFolder, check_run_name, command_line, play_run, wrote
-from experiments.win_rates import MAX_SEED, RuleSetName
+from agents.evaluation.runs import RunFolder, check_run_settings, command_line, play_run, wrote
+from experiments.win_rates import RuleSetName
 from smoor_env import preset
 
 #: The command's name in its usage and error lines.
@@ -226,33 +226,12 @@ def plot_ratings(table: list[dict], args: Args, folder: Path) -> list[Path]:
 def check_args(args: Args) -> None:
     """A clear ``ValueError`` (``TypeError`` for a wrong type) for any value that cannot
     make a league, before its folder is touched or anything is played."""
-    for name in ("deals", "chunk", "workers", "seed"):
-        value = getattr(args, name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"--{name} must be an int, got {value!r}")
-        low = 0 if name == "seed" else 1
-        if value < low or (name == "seed" and value > MAX_SEED):
-            bounds = f"in 0..{MAX_SEED}" if name == "seed" else "at least 1"
-            raise ValueError(f"--{name} must be {bounds}, got {value}")
-    for name in ("agents", "players", "rule_sets"):
-        values = getattr(args, name)
-        flag = "--" + name.replace("_", "-")
-        if not values:
-            raise ValueError(f"{flag} needs at least one value")
-        if len(set(values)) != len(values):
-            raise ValueError(f"{flag} lists a value twice: {values}")
+    check_run_settings(args)
     too_big = [p for p in args.players if p > len(args.agents)]
     if too_big:
         raise ValueError(f"a table of {max(too_big)} players needs at least {max(too_big)} "
                          f"different agents; --agents lists {len(args.agents)}: add agents "
                          f"or leave out --players {' '.join(map(str, too_big))}")
-    check_run_name(args.run_name)
-    if args.resume and args.overwrite:
-        raise ValueError("--resume continues the league in the folder and --overwrite "
-                         "replaces it: pass one of them")
-    for rule_set in args.rule_sets:
-        for players in args.players:
-            preset(rule_set, players, args.matches)
     build_agents(args.agents)  # unknown names, options or files, missing extras
 
 

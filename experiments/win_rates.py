@@ -48,9 +48,16 @@ import tyro
 from agents import agent_names
 from agents.base import build_agents
 from agents.evaluation.duplicate import play_deals
-from agents.evaluation.runs import RunFolder, Unit, check_run_name, command_line, play_run, wrote
+from agents.evaluation.runs import (
+    RunFolder,
+    Unit,
+    check_run_settings,
+    command_line,
+    play_run,
+    wrote,
+)
 from agents.evaluation.tournament import format_table
-from smoor_env import PRESETS, preset
+from smoor_env import PRESETS
 
 #: The named rule sets (``smoor_env.PRESETS``), as the command line's choices.
 RuleSetName = Literal[tuple(PRESETS)]  # type: ignore[valid-type]
@@ -111,29 +118,10 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int,
 
 
 # ------------------------------------------------------------------ run folder
-#: Largest seed: the deals' seed is ``seed`` plus a number below 10**6 per rule set.
-MAX_SEED = 2 ** 32 - 1
-
-
 def check_args(args: Args) -> None:
     """A clear ``ValueError`` (``TypeError`` for a wrong type) for any value that cannot
     make a run, before anything is played or written."""
-    for name in ("deals", "chunk", "workers", "seed"):
-        value = getattr(args, name)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"--{name} must be an int, got {value!r}")
-        low = 0 if name == "seed" else 1
-        if value < low or (name == "seed" and value > MAX_SEED):
-            bounds = f"in 0..{MAX_SEED}" if name == "seed" else "at least 1"
-            raise ValueError(f"--{name} must be {bounds}, got {value}")
-    for name in ("agents", "players", "rule_sets"):
-        values = getattr(args, name)
-        flag = "--" + name.replace("_", "-")
-        if not values:
-            raise ValueError(f"{flag} needs at least one value")
-        if name != "agents" and len(set(values)) != len(values):
-            raise ValueError(f"{flag} lists a value twice: {values}")
-    check_run_name(args.run_name)
+    check_run_settings(args, repeatable=("agents",))  # a line-up may repeat an agent
     if args.backend not in ("local", "ray"):
         raise ValueError(f"--backend must be local or ray, got {args.backend!r}")
     if args.backend == "ray" and importlib.util.find_spec("ray") is None:
@@ -141,12 +129,6 @@ def check_args(args: Args) -> None:
                          "(pip install 'smoor-env[ray]')")
     if args.address and args.backend != "ray":
         raise ValueError("--address names a Ray cluster: it needs --backend ray")
-    if args.resume and args.overwrite:
-        raise ValueError("--resume continues the run in the folder and --overwrite replaces "
-                         "it: pass one of them")
-    for rule_set in args.rule_sets:
-        for players in args.players:
-            preset(rule_set, players, args.matches)  # fail early on a bad combination
     # Every agent is built once here, so that a typo in a spec (a name, an option, a value,
     # a checkpoint file) is refused before the run's folder is touched.
     build_agents(args.agents)

@@ -23,6 +23,7 @@ from agents.evaluation.backends import play_units
 from agents.evaluation.duplicate import CSV_COLUMNS
 from agents.evaluation.plots import plot_summary, plot_throughput
 from agents.evaluation.tournament import summarise
+from smoor_env import preset
 
 SUMMARY = "summary.json"
 
@@ -83,6 +84,46 @@ def read_rows(lines: Iterable[str]) -> list[dict]:
              "rotation": int(r["rotation"]), "seat": int(r["seat"]),
              "round": int(r["round"]), "points": int(r["points"]),
              "round_win": int(r["round_win"])} for r in csv.DictReader(lines)]
+
+
+#: The largest ``--seed`` of a run: the deals' seed is ``seed`` plus a number below 10**6
+#: per rule set.
+MAX_SEED = 2 ** 32 - 1
+
+
+def check_run_settings(args: Any, repeatable: tuple[str, ...] = ()) -> None:
+    """The settings every run of duplicate-deal chunks shares (the tournament's and the
+    league's), checked before anything is played or written: ``--deals``, ``--chunk``,
+    ``--workers`` and ``--seed`` are ints in range, ``--agents``, ``--players`` and
+    ``--rule-sets`` are non-empty and without repeats (except the ``repeatable`` ones),
+    ``--run-name`` is a plain name, ``--resume`` and ``--overwrite`` exclude each other,
+    and every rule set takes every player count.
+
+    Raises:
+        TypeError: a count that is not an int. ValueError: any other bad value.
+    """
+    for name in ("deals", "chunk", "workers", "seed"):
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"--{name} must be an int, got {value!r}")
+        low = 0 if name == "seed" else 1
+        if value < low or (name == "seed" and value > MAX_SEED):
+            bounds = f"in 0..{MAX_SEED}" if name == "seed" else "at least 1"
+            raise ValueError(f"--{name} must be {bounds}, got {value}")
+    for name in ("agents", "players", "rule_sets"):
+        values = getattr(args, name)
+        flag = "--" + name.replace("_", "-")
+        if not values:
+            raise ValueError(f"{flag} needs at least one value")
+        if name not in repeatable and len(set(values)) != len(values):
+            raise ValueError(f"{flag} lists a value twice: {values}")
+    check_run_name(args.run_name)
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the folder and --overwrite replaces "
+                         "it: pass one of them")
+    for rule_set in args.rule_sets:
+        for players in args.players:
+            preset(rule_set, players, args.matches)  # fail early on a bad combination
 
 
 def check_run_name(name: str) -> None:
