@@ -83,40 +83,31 @@ def main() -> int:
 
 def serve_page(browser_path: str, out: Path) -> None:
     """``smoor-serve``'s page, clicked (first legal move) to the third trick of Hearts."""
-    import threading
-
     from playwright.sync_api import sync_playwright
 
-    from experiments.serve import make_server
+    from experiments.serve import running_server
 
-    server = make_server(port=0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    host, port = server.server_address[:2]
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=browser_path,
-                                                 args=["--no-sandbox"])
-            tab = browser.new_page(viewport={"width": 1010, "height": 900})
-            tab.goto(f"http://{host}:{port}/")
-            tab.select_option("#rule-set", "hearts")
-            tab.fill("#seed", "3")
-            tab.click("#start")
-            game = None
-            while game is None or game.session.engine.state.trick_index[0] < 2:
-                tab.wait_for_function("['your move', 'over'].includes("
-                                      "document.getElementById('status').dataset.status)")
-                game = next(iter(server.games._games.values()))
-                shown = tab.get_attribute("#status", "data-version")
-                tab.click("#moves button")
-                tab.wait_for_function("document.getElementById('status').dataset.version"
-                                      f" !== '{shown}'")
-            tab.wait_for_function("document.getElementById('status').dataset.status"
-                                  " === 'your move'")
-            tab.screenshot(path=str(out), full_page=True)
-            browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running_server() as (server, base), sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=browser_path,
+                                             args=["--no-sandbox"])
+        tab = browser.new_page(viewport={"width": 1010, "height": 900})
+        tab.goto(base + "/")
+        tab.select_option("#rule-set", "hearts")
+        tab.fill("#seed", "3")
+        tab.click("#start")
+        game = None
+        while game is None or game.session.engine.state.trick_index[0] < 2:
+            tab.wait_for_function("['your move', 'over'].includes("
+                                  "document.getElementById('status').dataset.status)")
+            game = next(iter(server.games._games.values()))
+            shown = tab.get_attribute("#status", "data-version")
+            tab.click("#moves button")
+            tab.wait_for_function("document.getElementById('status').dataset.version"
+                                  f" !== '{shown}'")
+        tab.wait_for_function("document.getElementById('status').dataset.status"
+                              " === 'your move'")
+        tab.screenshot(path=str(out), full_page=True)
+        browser.close()
 
 
 def _silent():

@@ -29,6 +29,7 @@ rounds in ``smoor-view``'s page).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -37,6 +38,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -365,6 +367,21 @@ def make_server(host: str = "127.0.0.1", port: int = 8765, max_games: int = 32,
     server.games = games  # type: ignore[attr-defined]
     server.last_request = time.monotonic()  # type: ignore[attr-defined]
     return server
+
+
+@contextlib.contextmanager
+def running_server(**options: Any) -> Iterator[tuple[ThreadingHTTPServer, str]]:
+    """``make_server(**options)`` serving in a thread (``port=0``: a free port), as
+    ``(server, base url)``; shut down on exit. For tests and scripts."""
+    server = make_server(**{"port": 0, **options})
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    try:
+        yield server, f"http://{host}:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.games.pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[attr-defined]
 
 
 # ------------------------------------------------------------------ the page

@@ -42,3 +42,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+#: Debian's chromium, which the browser tests drive with Playwright (`make test` installs it).
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless chromium (Playwright), for the module's page tests."""
+    from pathlib import Path
+
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), "the browser tests need Debian's chromium (make test " \
+                                    "installs it)"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    """``smoor-serve`` in a thread for the module: ``(server, base url)``."""
+    from experiments.serve import running_server
+
+    with running_server(max_games=8) as served:
+        yield served

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import json
-import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -138,18 +137,6 @@ def test_fuzz_smoor_play_input(lines, monkeypatch, capsys):
 
 
 # ------------------------------------------------------------------ smoor-serve
-@pytest.fixture(scope="module")
-def server():
-    from experiments.serve import make_server
-
-    srv = make_server(port=0, max_games=8)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    host, port = srv.server_address[:2]
-    yield srv, f"http://{host}:{port}"
-    srv.shutdown()
-    srv.server_close()
-
-
 BODIES = st.one_of(JSON.map(lambda v: json.dumps(v).encode()), st.binary(max_size=40),
                    st.builds(lambda r, p, a, s: json.dumps(
                        {"rule_set": r, "num_players": p, "agents": a, "seed": s}).encode(),

@@ -4,41 +4,16 @@ hidden card in the page at any point, records that replay; the JSON API's refusa
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 from test_fair_play import hidden_from
 
-from experiments.serve import HUMAN_SEAT, make_server
+from experiments.serve import HUMAN_SEAT
 from smoor_env.core import cards as C
 from smoor_env.record import replay_match
-
-CHROMIUM = Path("/usr/bin/chromium")
-
-
-@pytest.fixture(scope="module")
-def server():
-    srv = make_server(port=0, max_games=4)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    host, port = srv.server_address[:2]
-    yield srv, f"http://{host}:{port}"
-    srv.shutdown()
-    srv.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert CHROMIUM.exists(), "the browser test needs Debian's chromium (make test installs it)"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def _request(base: str, method: str, path: str, body=None, raw: bytes | None = None):

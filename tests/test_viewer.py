@@ -4,17 +4,14 @@ through with the keys and buttons; the cards shown must match the record."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
-from playwright.sync_api import sync_playwright
 
 from smoor_env import Rules, card_str, raw_env
 from smoor_env.record import write_records
 from smoor_env.render.viewer import main, round_frames, viewer_html
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; `make test` installs it
 NAMES = ["0:you", "1:greedy", "2:mc", "3:random"]
 
 
@@ -31,16 +28,6 @@ def records() -> list[dict]:
     result = [{**record, "agents": NAMES} for record in env.game_record()]
     assert len(result) == 2
     return result
-
-
-@pytest.fixture(scope="module")
-def browser():
-    assert CHROMIUM.exists(), "the browser test needs Debian's chromium (make test installs it)"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def _shown(page) -> dict:
