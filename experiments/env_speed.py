@@ -98,10 +98,11 @@ def aec_steps_per_second(make, seconds: float, seed: int) -> dict:
             "steps_per_episode": steps / episode}
 
 
-def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool,
-                            opponent: str = "random") -> dict:
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=make_agent(opponent),
-                          copy=copy)
+def random_legal_steps(envs: Any, seconds: float, seed: int) -> tuple[int, float, float]:
+    """Reset ``envs`` and step it with a random legal action per game (from
+    ``info["action_mask"]``) for at least ``seconds`` and one step; returns (steps, wall
+    seconds, seconds inside ``step()``: without the random choice, an argmax over
+    (N, 70) draws, as a policy's forward pass would be left out)."""
     rng = np.random.default_rng(seed)
     _, info = envs.reset(seed=seed)
     steps, in_step = 0, 0.0
@@ -113,12 +114,17 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
         _, _, _, _, info = envs.step(actions)
         in_step += time.perf_counter() - t0
         steps += 1
-    elapsed = time.perf_counter() - start
+    return steps, time.perf_counter() - start, in_step
+
+
+def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool,
+                            opponent: str = "random") -> dict:
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=make_agent(opponent),
+                          copy=copy)
+    steps, elapsed, in_step = random_legal_steps(envs, seconds, seed)
     players = envs.rules.num_players
     return {"learner_steps_per_s": steps * num_envs / elapsed,
             "plies_per_s": steps * num_envs * players / elapsed,
-            # The environment alone: the learner's random choice above (an argmax over
-            # (N, 70) draws) is left out, as a policy's forward pass would be.
             "learner_steps_per_s_in_step": steps * num_envs / in_step}
 
 
@@ -127,18 +133,7 @@ def selfplay_steps_per_second(num_envs: int, seconds: float, seed: int,
     """``SelfPlayVectorEnv``: decisions/s (every seat a learner), observations and masks
     every step, a random legal action per game (left out of the in-step figure)."""
     envs = SelfPlayVectorEnv(num_envs, Rules(), obs_dtype=obs_dtype, copy=False)
-    rng = np.random.default_rng(seed)
-    _, info = envs.reset(seed=seed)
-    steps, in_step = 0, 0.0
-    start = time.perf_counter()
-    while steps == 0 or time.perf_counter() - start < seconds:
-        mask = info["action_mask"]
-        actions = np.argmax(np.where(mask, rng.random(mask.shape), -1.0), axis=1)
-        t0 = time.perf_counter()
-        _, _, _, _, info = envs.step(actions)
-        in_step += time.perf_counter() - t0
-        steps += 1
-    elapsed = time.perf_counter() - start
+    steps, elapsed, in_step = random_legal_steps(envs, seconds, seed)
     return {"decisions_per_s": steps * num_envs / elapsed,
             "decisions_per_s_in_step": steps * num_envs / in_step}
 
