@@ -118,9 +118,8 @@ class ChangeGuard:
     clears it on a normal exit (the ``return`` inside the block, so no line of the
     owner runs after the mark is cleared); an exception leaves the mark, naming it,
     except those in ``unchanged`` (raised before any change, by design: the engine's
-    checks of its arguments). ``check``
-    raises ``BrokenStateError`` while the mark is set; ``clear`` is for a reset that
-    rebuilt everything.
+    checks of its arguments). ``check`` raises ``BrokenStateError`` while the mark is
+    set; the next change that ends normally (a reset) clears it.
     """
 
     __slots__ = ("owner", "broken", "_call", "_unchanged", "_now_unchanged")
@@ -144,9 +143,6 @@ class ChangeGuard:
         self._call = call
         self._now_unchanged = self._unchanged if unchanged is None else unchanged
         return self
-
-    def clear(self) -> None:
-        self.broken = None
 
     def __enter__(self) -> None:
         self.broken = f"an interrupted {self._call}"

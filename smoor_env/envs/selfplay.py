@@ -35,15 +35,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from smoor_env.core.checks import ChangeGuard, check_count, check_seed
 from smoor_env.core.engine import Engine
 from smoor_env.core.rules import Rules
-from smoor_env.core.state import NUM_ACTIONS
-from smoor_env.envs.gym_env import RESTART_ACTION
+from smoor_env.envs.gym_env import ACTION_SPACE, RESTART_ACTION, _rules, observation_space
 from smoor_env.envs.reward import Rewards
-from smoor_env.observation import ObservationTracker, observation_bounds
+from smoor_env.observation import ObservationTracker
 from smoor_env.observation.layout import OBSERVATION_SIZE, observation_dtype
 
 
@@ -64,12 +62,7 @@ class SelfPlayVectorEnv:
 
     def __init__(self, num_envs: int, rules: Rules | None = None, reward_mode: str = "round",
                  obs_dtype: str = "float32", copy: bool = True, **rule_options: Any) -> None:
-        if rules is not None and not isinstance(rules, Rules):
-            raise TypeError(f"rules must be a smoor_env.Rules or None, got {rules!r}")
-        rules = Rules() if rules is None else rules
-        if rule_options:
-            rules = Rules(**{**rules.to_dict(), **rule_options})
-        self.rules = rules
+        self.rules = rules = _rules(rules, rule_options)
         self.num_envs = check_count(num_envs, "num_envs")
         self.num_players = rules.num_players
         self.copy = bool(copy)
@@ -90,9 +83,8 @@ class SelfPlayVectorEnv:
         self._seed = 0
         self._started = False
         self._guard = ChangeGuard(type(self).__name__)
-        low, high = observation_bounds(rules, self.dtype)
-        self.single_observation_space = spaces.Box(low, high, (OBSERVATION_SIZE,), self.dtype)
-        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.single_observation_space = observation_space(rules, self.dtype)
+        self.single_action_space = ACTION_SPACE
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None) -> tuple[np.ndarray, dict]:

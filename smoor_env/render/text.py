@@ -107,7 +107,7 @@ def table_view(engine: Engine, game: int = 0, observer: int | None = None,
         fin = st.finished
         last = _trick_in_order(fin["trick_cards"][g, -1], int(fin["trick_leader"][g, -1]))
         winner = int(fin["trick_winner"][g, -1])
-    points = known_points(rules, _Row(st, g))[0]
+    points = known_points(rules, st)[g]
     cursed = int(st.cursed_suit[g])
     offset = int(rules.pass_offset(int(st.round_number[g])))
     pass_to = [(s + offset) % p if offset else None for s in range(p)]
@@ -129,13 +129,6 @@ def table_view(engine: Engine, game: int = 0, observer: int | None = None,
         winners=[s for s in range(p) if over and st.winners[g, s]],
         pass_to=pass_to, chosen=chosen, received=received)
 
-
-class _Row:
-    """Game ``g`` of a state as a batch of one (the arrays ``known_points`` reads)."""
-
-    def __init__(self, st, g: int) -> None:
-        self.won, self.dead = st.won[g:g + 1], st.dead[g:g + 1]
-        self.bids, self.cursed_suit = st.bids[g:g + 1], st.cursed_suit[g:g + 1]
 
 
 def suit_groups(cards: list[int]) -> list[tuple[int, list[int]]]:
