@@ -392,7 +392,7 @@ def play(session: Session, screen: Screen, record_path: Path | None, hint_worlds
     while True:
         while not session.over and session.to_act() != session.seat:
             seat = session.to_act()
-            _move(session, screen, seat, session.agent_action(seat), record_path)
+            play_move(session, screen, seat, session.agent_action(seat), record_path)
         if session.over:
             view = table_view(session.engine, observer=session.seat, names=session.names)
             screen.say("match over; won by " + ", ".join(view.names[s] for s in view.winners),
@@ -430,7 +430,7 @@ def play(session: Session, screen: Screen, record_path: Path | None, hint_worlds
                 screen.say(f"{error}; legal moves: " + ", ".join(
                     f"{k}={move_text(a)}" for k, a in enumerate(legal, 1)), style="red")
                 continue
-            _move(session, screen, session.seat, action, record_path)
+            play_move(session, screen, session.seat, action, record_path)
             break
 
 
@@ -447,7 +447,7 @@ def hint_text(session: Session, worlds: int) -> str:
     return text
 
 
-def _move(session: Session, screen: Screen, seat: int, action: int,
+def play_move(session: Session, screen: Screen, seat: int, action: int,
           record_path: Path | None) -> None:
     """Play ``seat``'s action, tell the person what their seat sees of it, and at the end
     of a round show its points and save the record."""

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import tyro
 
-from experiments.play import Session, _move, hint_text, move_text
+from experiments.play import Session, hint_text, move_text, play_move
 from smoor_env import PRESETS, preset
 from smoor_env.core import cards as C
 from smoor_env.render import render_svg, table_view
@@ -70,7 +70,7 @@ class RequestError(Exception):
 
 
 class _Log:
-    """What ``play._move`` says, kept as lines (the ``Screen`` protocol: ``say``)."""
+    """What ``play.play_move`` says, kept as lines (the ``Screen`` protocol: ``say``)."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -107,7 +107,7 @@ class Game:
                 seat = session.to_act()
                 action = session.agent_action(seat)
                 with self.lock:
-                    _move(session, self.log, seat, action, None)
+                    play_move(session, self.log, seat, action, None)
                     self.version += 1
         except Exception as error:  # noqa: BLE001 - an agent's failure ends this game only
             with self.lock:
@@ -129,7 +129,7 @@ class Game:
                 raise RequestError(HTTPStatus.CONFLICT, f"{action!r} is not a legal move now; "
                                    f"legal: {[move_text(a) for a in legal]}")
             self.session.mark_decision()
-            _move(self.session, self.log, HUMAN_SEAT, action, None)
+            play_move(self.session, self.log, HUMAN_SEAT, action, None)
             self.thinking = True
             self.version += 1
 
