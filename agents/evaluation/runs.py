@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import fcntl
+import hashlib
 import io
 import json
 import os
@@ -40,6 +42,40 @@ RESULT_ARGS = ("agents", "players", "rule_sets", "deals", "matches", "seed", "ch
 
 #: A unit of work: (rule set, player count, chunk index).
 Unit = tuple[str, int, int]
+
+
+#: The file in a run's folder that a live run holds an OS lock on (``fcntl.flock``).
+LOCK = ".lock"
+
+
+#: The code whose changes make a run's results different: the packages that play.
+CODE_PACKAGES = ("smoor_env", "agents")
+
+
+def code_fingerprint() -> str:
+    """A SHA-256 of the code that plays a run's games: every ``.py`` file and checkpoint of
+    ``CODE_PACKAGES``, by path and content (16 hex digits). Any edit changes it, so that
+    ``--resume`` never mixes chunks played by two versions of the code."""
+    digest = hashlib.sha256()
+    for package in CODE_PACKAGES:
+        root = Path(__import__(package).__file__).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".pt", ".json", ".npz") and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root.parent)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def settings_fingerprint(args: Any) -> str:
+    """A SHA-256 (16 hex digits) of the settings that decide a run's results
+    (``RESULT_ARGS``)."""
+    settings = {name: getattr(args, name) for name in RESULT_ARGS}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def text_checksum(text: str) -> str:
+    """The SHA-256 of a chunk's text (its bytes as written)."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def current_umask() -> int:
@@ -78,12 +114,33 @@ def csv_text(rows: list[dict], header: bool = False) -> str:
     return buffer.getvalue()
 
 
-def read_rows(lines: Iterable[str]) -> list[dict]:
-    """Typed rows (ints where the columns hold ints) of CSV lines with the header."""
-    return [{**r, "players": int(r["players"]), "deal": int(r["deal"]),
-             "rotation": int(r["rotation"]), "seat": int(r["seat"]),
-             "round": int(r["round"]), "points": int(r["points"]),
-             "round_win": int(r["round_win"])} for r in csv.DictReader(lines)]
+#: The columns of ``CSV_COLUMNS`` that hold ints.
+INT_COLUMNS = ("players", "deal", "rotation", "seat", "round", "points", "round_win")
+
+
+def read_rows(lines: Iterable[str], name: str = "the rows",
+              header: bool = True) -> list[dict]:
+    """Typed rows (ints where the columns hold ints) of CSV lines, with the header line
+    (``header``) or in ``CSV_COLUMNS`` order without it (a chunk file).
+
+    Raises:
+        ValueError: a line that is not a row of ``CSV_COLUMNS`` (its fields or an int
+            column), naming ``name`` (the file) and the line.
+    """
+    reader = csv.DictReader(lines, fieldnames=None if header else CSV_COLUMNS)
+    rows = []
+    try:
+        if header and tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            raise ValueError(f"the header is {reader.fieldnames}, not {list(CSV_COLUMNS)}")
+        for r in reader:
+            if None in r or None in r.values():
+                raise ValueError(f"{len(r) - (None in r) + len(r.get(None) or [])} fields, "
+                                 f"not {len(CSV_COLUMNS)}")
+            rows.append({**r, **{column: int(r[column]) for column in INT_COLUMNS}})
+    except (ValueError, csv.Error) as error:
+        raise ValueError(f"{name}, line {reader.line_num}: not a row of results "
+                         f"({one_line(error)})") from None
+    return rows
 
 
 #: The largest ``--seed`` of a run: the deals' seed is ``seed`` plus a number below 10**6
@@ -136,9 +193,22 @@ def check_run_name(name: str) -> None:
 def load_results(folder: str | Path) -> tuple[list[dict], dict]:
     """The CSV rows (typed) and the summary of a results folder (for notebooks)."""
     folder = Path(folder)
-    with open(folder / RESULTS, newline="") as f:
-        rows = read_rows(f)
-    return rows, json.loads((folder / SUMMARY).read_text())
+    rows = read_rows(io.StringIO(read_text(folder / RESULTS)), str(folder / RESULTS))
+    return rows, json.loads(read_text(folder / SUMMARY))
+
+
+def read_text(path: Path) -> str:
+    """A file's text (UTF-8, line ends kept).
+
+    Raises:
+        ValueError: bytes that are not UTF-8, naming the file and the line.
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode()
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise ValueError(f"{path}, line {line}: not UTF-8 text ({error.reason})") from None
 
 
 class RunFolder:
@@ -150,6 +220,13 @@ class RunFolder:
     them. A file the summary does not list is not part of the run: whenever the run
     stops (done, Ctrl-C, a crash), ``summary.json`` says what the folder holds, and
     ``--resume`` continues from the chunks it lists.
+
+    The summary keeps, for every finished chunk, what identifies it: its rows' count, a
+    checksum of its file, and the fingerprints of the settings and of the code that
+    played it (``chunk_checks``). ``--resume`` plays again every chunk that fails the
+    check (says which, and why) and refuses a run begun under other code. A live run holds
+    an OS lock on the folder's ``.lock`` (released on any exit, even a kill), so a second
+    run into the same folder is refused.
 
     This class is the win-rate tournament's folder (``experiments.win_rates``); another
     run of duplicate-deal chunks (the league) subclasses it, with its own file names
@@ -174,26 +251,40 @@ class RunFolder:
         self.folder = Path(args.out_dir) / (args.run_name
                                             or f"{self.default_name}__seed{args.seed}")
         self.chunk_texts: dict[Unit, str] = {}  # finished unit -> its CSV lines
+        self.chunk_rows: dict[Unit, int] = {}  # finished unit -> its number of rows
         self.files: list[str] = []  # output files that hold the finished chunks
         self.seconds_before = 0.0  # playing time of the sessions this one resumes
         self.started = time.time()
+        self.replayed: list[str] = []  # why chunks listed by the old summary are played again
+        self.fingerprints = {"settings": settings_fingerprint(args), "code": code_fingerprint()}
+        self._lock: io.BufferedWriter | None = None  # the open .lock while the run is live
 
     def chunk_path(self, unit: Unit) -> Path:
         rule_set, players, chunk = unit
         return self.folder / CHUNKS / f"{rule_set}_{players}p_{chunk:06d}.csv"
 
     def open(self) -> None:
-        """Check the folder (an existing run, writability) and claim it, before any game.
+        """Check the folder (an existing run, writability), lock it and claim it, before
+        any game.
 
         ``--out-dir`` and the run's folder are made if missing, nothing above them.
 
         Raises:
-            ValueError: the folder holds a run and neither ``--resume`` nor
-                ``--overwrite`` was given, ``--resume`` finds no run or a run with other
-                settings, or the folder cannot be written (or ``--out-dir``'s own folder
-                does not exist).
+            ValueError: another run holds the folder, the folder holds a run and neither
+                ``--resume`` nor ``--overwrite`` was given, ``--resume`` finds no run or a
+                run with other settings or code, or the folder cannot be written (or
+                ``--out-dir``'s own folder does not exist). The lock is let go.
         """
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
         args, folder = self.args, self.folder
+        if folder.is_dir():
+            self._take_lock()  # before reading: the summary may be a live run's
         old = self._read_old_summary()
         if old is None and args.resume:
             raise ValueError(f"nothing to resume: {folder} holds no run "
@@ -205,13 +296,7 @@ class RunFolder:
                 f"{old.get('chunks')} chunks): pass --resume to continue it or --overwrite "
                 f"to replace it (or choose another --run-name)")
         if old is not None and args.resume:
-            before = old.get("args", {})
-            differ = [name for name in RESULT_ARGS if before.get(name) != getattr(args, name)]
-            if differ:
-                raise ValueError(
-                    "--resume needs the run's own settings; these differ: " + ", ".join(
-                        f"--{n.replace('_', '-')} {before.get(n)!r} (now {getattr(args, n)!r})"
-                        for n in differ))
+            self._check_same_run(old)
         out_dir = folder.parent
         if not out_dir.is_dir() and not out_dir.parent.is_dir():
             raise ValueError(f"cannot write the results folder {folder}: {out_dir.parent} is "
@@ -226,13 +311,14 @@ class RunFolder:
         except OSError as error:
             raise ValueError(f"cannot write the results folder {folder}: "
                              f"{error.strerror or error}") from error
+        if self._lock is None:
+            self._take_lock()
+            if self._read_old_summary() != old:  # a run began in the moment between
+                raise ValueError(f"another run began in {folder} meanwhile: run again")
         stale = [] if old is None else list(old.get("files", []))
         if old is not None and args.resume:
             self.seconds_before = float(old.get("seconds", 0.0))
-            for unit in map(tuple, old.get("finished_chunks", [])):
-                path = self.chunk_path(unit)
-                if unit in self.units and path.exists():
-                    self.chunk_texts[unit] = path.read_bytes().decode()  # CSV's \r\n kept
+            self._keep_checked_chunks(old)
         self.write_summary(complete=False, interrupted=False)
         # Only now that the summary no longer claims them: the old run's outputs (and, to
         # replace the run, its chunks) go.
@@ -242,6 +328,91 @@ class RunFolder:
         if args.overwrite:
             for path in (folder / CHUNKS).glob("*.csv"):
                 path.unlink()
+
+    def _take_lock(self) -> None:
+        """Hold an exclusive OS lock on the folder's ``.lock`` for the run (the kernel lets
+        it go when the process ends, however it ends)."""
+        path = self.folder / LOCK
+        try:
+            handle = open(path, "ab")  # noqa: SIM115 - held open for the run, see close()
+        except OSError as error:
+            raise ValueError(f"cannot write the results folder {self.folder}: "
+                             f"{error.strerror or error}") from error
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise ValueError(f"another run is writing to {self.folder} now (it holds "
+                             f"{path}): wait for it to end, or choose another "
+                             f"--run-name") from None
+        self._lock = handle
+
+    def close(self) -> None:
+        """Let go of the folder's lock (the run is over, or was refused)."""
+        if self._lock is not None:
+            self._lock.close()  # closing the file releases the flock
+            self._lock = None
+
+    def _check_same_run(self, old: dict) -> None:
+        """``--resume`` continues only a run of the same settings and code."""
+        args, before = self.args, old.get("args", {})
+        differ = [name for name in RESULT_ARGS if before.get(name) != getattr(args, name)]
+        if differ:
+            raise ValueError(
+                "--resume needs the run's own settings; these differ: " + ", ".join(
+                    f"--{n.replace('_', '-')} {before.get(n)!r} (now {getattr(args, n)!r})"
+                    for n in differ))
+        code = old.get("fingerprints", {}).get("code")
+        if code != self.fingerprints["code"]:
+            version = old.get("versions", {}).get("smoor_env", "?")
+            raise ValueError(
+                f"--resume continues a run only under the code that began it: {self.folder} "
+                f"was played by smoor_env {version}, code {code or 'unrecorded'} and this is "
+                f"code {self.fingerprints['code']}; finish it with that code, or pass "
+                f"--overwrite to play it again")
+
+    def _keep_checked_chunks(self, old: dict) -> None:
+        """Keep every chunk the old summary lists that passes its check; the others are
+        played again (``self.replayed`` says which and why)."""
+        checks = old.get("chunk_checks", {})
+        for unit in map(tuple, old.get("finished_chunks", [])):
+            if unit not in self.units:
+                continue
+            path = self.chunk_path(unit)
+            problem = self.chunk_problem(unit, checks.get(path.name))
+            if problem is None:
+                self.chunk_texts[unit] = path.read_bytes().decode()  # CSV's \r\n kept
+                self.chunk_rows[unit] = checks[path.name]["rows"]
+            else:
+                self.replayed.append(f"{CHUNKS}/{path.name} {problem}: played again")
+
+    def chunk_problem(self, unit: Unit, check: dict | None) -> str | None:
+        """Why the chunk file of ``unit`` cannot be kept (None if it can): ``check`` is its
+        entry in the old summary's ``chunk_checks`` (rows, sha256, fingerprints), and its
+        rows must belong to the unit's rule set, player count and deals."""
+        path = self.chunk_path(unit)
+        if not isinstance(check, dict):
+            return "has no check in the summary"
+        if not path.is_file():
+            return "is missing"
+        data = path.read_bytes()
+        if hashlib.sha256(data).hexdigest() != check.get("sha256"):
+            return "does not match its checksum"
+        if check.get("fingerprints") != self.fingerprints:
+            return "was played under other settings or code"
+        try:
+            rows = read_rows(io.StringIO(read_text(path), newline=""), str(path), header=False)
+        except ValueError as error:
+            return f"is not a chunk ({one_line(error)})"
+        if len(rows) != check.get("rows"):
+            return f"holds {len(rows)} rows, not {check.get('rows')}"
+        rule_set, players, chunk = unit
+        deals = range(chunk * self.args.chunk, (chunk + 1) * self.args.chunk)
+        strays = [r for r in rows if (r["rule_set"], r["players"]) != (rule_set, players)
+                  or r["deal"] not in deals]
+        if strays or not rows:
+            return "holds rows of other deals" if rows else "holds no rows"
+        return None
 
     def _read_old_summary(self) -> dict | None:
         path = self.folder / self.summary_file
@@ -262,7 +433,7 @@ class RunFolder:
         """Keep a finished chunk: its file first, then the summary that lists it."""
         text = csv_text(rows)
         write_atomic(self.chunk_path(unit), text)
-        self.chunk_texts[unit] = text
+        self.chunk_texts[unit], self.chunk_rows[unit] = text, len(rows)
         self.write_summary(complete=False, interrupted=False)
 
     @property
@@ -311,12 +482,21 @@ class RunFolder:
             "complete": complete, "interrupted": interrupted,
             "chunks_done": len(self.chunk_texts), "chunks": len(self.units),
             "finished_chunks": [list(unit) for unit in self.finished],
+            "fingerprints": self.fingerprints,
+            "chunk_checks": {self.chunk_path(unit).name: self.chunk_check(unit)
+                             for unit in self.finished},
             "files": list(self.files),
             "seconds": self.seconds_before + time.time() - self.started,
             "versions": self.versions(),
         })
         write_atomic(self.folder / self.summary_file, json.dumps(summary, indent=1))
         return summary
+
+    def chunk_check(self, unit: Unit) -> dict:
+        """What identifies a finished chunk (the summary's ``chunk_checks`` entry): its
+        rows' count, the SHA-256 of its file, the settings' and code's fingerprints."""
+        return {"rows": self.chunk_rows[unit], "sha256": text_checksum(self.chunk_texts[unit]),
+                "fingerprints": self.fingerprints}
 
     def finish(self, interrupted: bool) -> dict:
         """Write ``results.csv`` from the finished chunks, the summary with its tables, then
@@ -356,15 +536,20 @@ def play_run(run_folder: RunFolder, play: Callable[..., list[dict]], desc: str,
     """
     args, units = run_folder.args, run_folder.units
     run_folder.open()
-    todo = [unit for unit in units if unit not in run_folder.chunk_texts]
-    _, interrupted = play_units(todo, play, args.workers, args.progress, desc,
-                                run_folder.save_chunk, done_before=len(units) - len(todo),
-                                **backend)
     try:
-        return run_folder.finish(interrupted)
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(f"while writing: {run_folder.folder / run_folder.summary_file}"
-                                f" lists what was written; --resume writes the rest") from None
+        for line in run_folder.replayed:
+            print(f"{run_folder.folder}: {line}", file=sys.stderr)
+        todo = [unit for unit in units if unit not in run_folder.chunk_texts]
+        _, interrupted = play_units(todo, play, args.workers, args.progress, desc,
+                                    run_folder.save_chunk, done_before=len(units) - len(todo),
+                                    **backend)
+        try:
+            return run_folder.finish(interrupted)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"while writing: {run_folder.folder / run_folder.summary_file}"
+                                    f" lists what was written; --resume writes the rest") from None
+    finally:
+        run_folder.close()
 
 
 def wrote(run_folder: RunFolder, summary: dict) -> str:
