@@ -44,6 +44,33 @@ class Agent(Protocol):
 _REGISTRY: dict[str, Callable[..., Agent]] = {}
 
 
+#: The largest count an agent option takes (``worlds``, ``iterations``, ``rollouts``, ...):
+#: past it one decision would take hours and its arrays would not fit in memory.
+MAX_COUNT = 1_000_000
+
+
+def check_count(key: str, value: Any, low: int = 1) -> int:
+    """``value`` as an int in ``low..MAX_COUNT``, else a ValueError naming option ``key``."""
+    if not isinstance(value, int | np.integer) or isinstance(value, bool) \
+            or not low <= value <= MAX_COUNT:
+        raise ValueError(f"{key} must be an int in {low}..{MAX_COUNT:,}, got {value!r}")
+    return int(value)
+
+
+def check_number(key: str, value: Any, positive: bool = False) -> float:
+    """``value`` as a finite float, >= 0 (> 0 if ``positive``), else a ValueError naming
+    option ``key``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not np.isfinite(number) or number < 0 \
+            or (positive and number == 0):
+        bound = "> 0" if positive else ">= 0"
+        raise ValueError(f"{key} must be a finite number {bound}, got {value!r}")
+    return number
+
+
 class AgentSpecError(ValueError):
     """An agent name, option or spec this module refuses; its message names the agent."""
 
@@ -97,7 +124,13 @@ def make_agent(name: str | Agent, **options: Any) -> Agent:
             bad option value (the agent's own check).
     """
     if not isinstance(name, str):
+        if options or not callable(getattr(name, "act", None)):
+            raise TypeError(f"make_agent takes an agent's name (one of {', '.join(agent_names())})"
+                            f" or an agent (with act); got {type(name).__name__}"
+                            + (" with options" if options else ""))
         return name
+    if name not in _REGISTRY:
+        raise AgentSpecError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
     _check_option_names(name, options)
     return _REGISTRY[name](**options)
 
@@ -113,6 +146,8 @@ def _split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise AgentSpecError(f"agent option {item!r} in {spec!r} must be key=value")
+        if key in dict(items):
+            raise AgentSpecError(f"agent option {key} is given twice in {spec!r}")
         items.append((key, value))
     return name, items
 
@@ -173,9 +208,13 @@ def _read_option(name: str, key: str, text: str) -> Any:
             return lower == "true"
         if kind in (int, float):
             try:
-                return kind(text)
+                value = kind(text)
             except ValueError:
                 continue
+            if not np.isfinite(value):
+                raise AgentSpecError(f"agent {name!r}: option {key} must be finite, "
+                                     f"got {text!r}")
+            return value
         if kind is str:
             return text
     wanted = " or ".join(_SPEC_TYPES[kind] for kind in kinds)
@@ -216,6 +255,35 @@ def build_agents(specs: list[str]) -> dict[str, Agent]:
     return made
 
 
+def check_observation(observations: dict[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
+    """(B, D) float32 observations of a batch whose checked mask is ``mask`` (B, 70): the
+    layout's width D (``smoor_env.observation.OBSERVATION_SIZE``), finite values; an int8
+    (compact) observation is scaled back to the float one (``compact_scale``).
+
+    Raises:
+        ValueError: a missing observation, a wrong shape (width or rows), NaN or inf.
+        TypeError: a dtype that is neither a float nor int8.
+    """
+    from smoor_env.observation import OBSERVATION_SIZE, compact_scale
+
+    if "observation" not in observations:
+        raise ValueError("observations must be a dict with an 'observation' entry")
+    obs = np.asarray(observations["observation"])
+    if obs.shape != (len(mask), OBSERVATION_SIZE):
+        raise ValueError(f"observation must have shape (B, {OBSERVATION_SIZE}) with B = "
+                         f"{len(mask)} (the action mask's rows), got {obs.shape}")
+    if obs.dtype == np.int8:
+        return obs * compact_scale()  # (B, D) float32
+    if not np.issubdtype(obs.dtype, np.floating):
+        raise TypeError(f"observation must be float or int8 (compact), got {obs.dtype}")
+    obs = obs.astype(np.float32, copy=False)
+    bad = ~np.isfinite(obs).all(axis=1)  # (B,)
+    if bad.any():
+        raise ValueError(f"observation holds NaN or inf in rows "
+                         f"{np.flatnonzero(bad)[:10].tolist()}")
+    return obs
+
+
 def pack_mask(mask: np.ndarray) -> np.ndarray:
     """(B, 2) uint64: a (B, 70) legal mask as bits, action a at bit a % 64 of word a // 64."""
     words = np.zeros((len(mask), 2), np.uint64)  # (B, 2): actions 0..63, 64..127
@@ -243,6 +311,12 @@ def check_mask(observations: dict[str, np.ndarray]) -> np.ndarray:
     mask = np.asarray(observations["action_mask"]).astype(bool, copy=False)
     if mask.ndim != 2 or mask.shape[1] != 70:
         raise ValueError(f"action_mask must have shape (B, 70), got {mask.shape}")
+    for key in ("observation", "games", "seats"):
+        shape = np.shape(observations[key]) if key in observations else (len(mask),)
+        if not shape or shape[0] != len(mask):
+            rows = shape[0] if shape else "no"
+            raise ValueError(f"{key} holds {rows} rows and action_mask {len(mask)}: one row "
+                             f"per game in each")
     if not mask.any(axis=1).all():
         games = np.flatnonzero(~mask.any(axis=1))[:10].tolist()
         raise ValueError(f"no legal action in games {games} (is the match over?)")

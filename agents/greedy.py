@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import check_mask, pack_mask, register
+from agents.base import check_mask, check_observation, pack_mask, register
 from smoor_env.core import cards as C
 from smoor_env.core.state import Phase
 from smoor_env.core.tricks import trick_strength_table
@@ -372,7 +372,7 @@ class GreedyAgent:
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         mask = check_mask(observations)  # (B, 70)
-        view = decode(observations["observation"])
+        view = decode(check_observation(observations, mask))
         legal = pack_mask(mask)  # (B, 2) uint64: cards in word 0, bids and suits in word 1
         actions = np.zeros(len(mask), np.int64)
         phase = view["phase"]

@@ -51,7 +51,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.base import register
+from agents.base import check_count, check_number, register
 from agents.mc import MCAgent, Prior
 from agents.rollout import RolloutPolicy
 from agents.search import (
@@ -214,21 +214,15 @@ class ISMCTSAgent(SearchAgent):
         if value not in ("auto", "own", "relative"):
             raise ValueError(f"value must be 'auto', 'own' or 'relative', got {value!r}")
         self.root, self.value = root, value
-        for key, count in (("iterations", iterations), ("walks", walks),
-                           ("bid_worlds", bid_worlds)):
-            if not isinstance(count, int | np.integer) or isinstance(count, bool) or count < 1:
-                raise ValueError(f"{key} must be a positive int, got {count!r}")
-        if not exploration >= 0:
-            raise ValueError(f"exploration must be >= 0, got {exploration!r}")
-        if not noise >= 0:
-            raise ValueError(f"noise must be >= 0, got {noise!r}")
-        if time_budget is not None and not time_budget > 0:
-            raise ValueError(f"time_budget must be positive seconds or None, got {time_budget!r}")
+        iterations, walks = check_count("iterations", iterations), check_count("walks", walks)
+        bid_worlds = check_count("bid_worlds", bid_worlds)
+        exploration, noise = check_number("exploration", exploration), check_number("noise", noise)
+        if time_budget is not None:
+            time_budget = check_number("time_budget", time_budget, positive=True)
         self.iterations, self.walks = int(iterations), int(min(walks, iterations))
         self.exploration, self.noise = float(exploration), float(noise)
         self.opponents_in_tree = bool(opponents_in_tree)
-        if not isinstance(seed_worlds, int | np.integer) or seed_worlds < 0:
-            raise ValueError(f"seed_worlds must be an int >= 0, got {seed_worlds!r}")
+        seed_worlds = check_count("seed_worlds", seed_worlds, low=0)
         self.seed_worlds = int(seed_worlds)
         self.belief = Belief(belief, belief_candidates)
         self.rollout, self.time_budget, self.rules = rollout, time_budget, rules

@@ -66,7 +66,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import build_agent, register
+from agents.base import build_agent, check_count, check_number, register
 from agents.ppo import PPOAgent, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
@@ -107,8 +107,7 @@ class Prior:
         self.agent = None if spec == "auto" else _optional_agent("prior", spec)
         if self.agent is not None and not hasattr(self.agent, "log_policy"):
             raise ValueError(f"prior {spec!r} has no log_policy: use a trained policy (ppo)")
-        if not np.isfinite(self.weight) or self.weight < 0:
-            raise ValueError(f"prior_weight must be a finite number >= 0, got {weight!r}")
+        check_number("prior_weight", weight)
         self._auto: dict[Rules, Any] = {}
 
     def agent_for(self, rules: Rules) -> Any:
@@ -188,13 +187,10 @@ class MCAgent(SearchAgent):
                  belief_candidates: int = 4, reply: str | None = None,
                  reply_rollouts: int = 0, rollout_agent: str | None = None,
                  prior: str | None = None, prior_weight: float = 0.3) -> None:
-        if not isinstance(worlds, int | np.integer) or isinstance(worlds, bool) or worlds < 1:
-            raise ValueError(f"worlds must be a positive int, got {worlds!r}")
-        if not isinstance(rollouts, int | np.integer) or isinstance(rollouts, bool) \
-                or rollouts < 1:
-            raise ValueError(f"rollouts must be a positive int, got {rollouts!r}")
-        if time_budget is not None and not time_budget > 0:
-            raise ValueError(f"time_budget must be positive seconds or None, got {time_budget!r}")
+        worlds, rollouts = check_count("worlds", worlds), check_count("rollouts", rollouts)
+        if time_budget is not None:
+            time_budget = check_number("time_budget", time_budget, positive=True)
+        greedy_margin = check_number("greedy_margin", greedy_margin)
         if rules is not None and not isinstance(rules, Rules):
             raise TypeError(f"rules must be a smoor_env.Rules or None, got {type(rules).__name__}")
         self.worlds = int(worlds)
@@ -203,9 +199,7 @@ class MCAgent(SearchAgent):
         self.rollouts = int(rollouts)
         self.rollout = rollout
         self.reply = reply
-        if not isinstance(reply_rollouts, int | np.integer) or isinstance(reply_rollouts, bool) \
-                or reply_rollouts < 0:
-            raise ValueError(f"reply_rollouts must be an int >= 0, got {reply_rollouts!r}")
+        reply_rollouts = check_count("reply_rollouts", reply_rollouts, low=0)
         if reply_rollouts and reply is not None:
             raise ValueError("give reply or reply_rollouts, not both: both choose the replies")
         self.reply_rollouts = int(reply_rollouts)

@@ -36,7 +36,7 @@ import numpy as np
 from scipy.special import log_softmax
 from threadpoolctl import ThreadpoolController
 
-from agents.base import check_mask, register
+from agents.base import check_mask, check_observation, register
 from smoor_env.core.rules import Rules
 from smoor_env.observation import MAX_SEATS, SLICES
 
@@ -375,7 +375,7 @@ class PPOAgent:
     def _logits(self, observations: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The checked (B, 70) bool mask and the network's (B, 70) masked logits."""
         mask = check_mask(observations)
-        obs = np.asarray(observations["observation"], np.float32)
+        obs = check_observation(observations, mask)  # (B, D) float32
         if not self.threads:
             return mask, np.asarray(self.net.logits(obs, mask))
         with _blas().limit(limits=self.threads, user_api="blas"):

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import check_mask, pack_mask
+from agents.base import check_count, check_mask, check_observation, pack_mask
 from agents.greedy import greedy_play
 from agents.rollout import RolloutPolicy
 from smoor_env.core import cards as C
@@ -234,9 +234,7 @@ class Belief:
                 or not 0.0 < epsilon <= 1.0:
             raise ValueError(f"belief must be 'uniform' or 'greedy:EPS' with 0 < EPS <= 1, "
                              f"got {spec!r}")
-        if not isinstance(candidates, int | np.integer) or isinstance(candidates, bool) \
-                or candidates < 1:
-            raise ValueError(f"belief candidates must be a positive int, got {candidates!r}")
+        candidates = check_count("belief_candidates", candidates)
         self.spec, self.candidates = str(spec), int(candidates)
         self.epsilon = epsilon if name == "greedy" else None  # None: uniform
 
@@ -653,7 +651,7 @@ class SearchAgent:
         with the forced moves and Hearts' passes filled in, and (B,) bool where a search
         is still to choose)."""
         mask = check_mask(observations)
-        obs = np.asarray(observations["observation"], np.float32)
+        obs = check_observation(observations, mask)  # (B, D) float32
         view = decode(obs)
         actions = np.argmax(mask, axis=1).astype(np.int64)  # the only one, where forced
         choice = mask.sum(axis=1) > 1
