@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import errno
 import fcntl
 import hashlib
 import io
@@ -85,22 +86,53 @@ def current_umask() -> int:
     return mask
 
 
+class WriteFailed(OSError):
+    """A file of a run's folder that could not be written (disk full, read-only, no
+    permission): its message names the file and the problem, then ``hint`` (set by
+    ``play_run``: what the summary keeps and how to go on)."""
+
+    def __init__(self, path: Path | str, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror or one_line(error), str(path))
+        self.hint = ""
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}" + (
+            f"; {self.hint}" if self.hint else "")
+
+
+#: What must change before ``--resume`` can go on, by the ``errno`` of a failed write.
+REMEDIES = {errno.ENOSPC: "there is room", errno.EDQUOT: "there is room",
+            errno.EROFS: "the folder can be written", errno.EACCES: "the folder can be written",
+            errno.EPERM: "the folder can be written"}
+
+
 def write_atomic(path: Path, data: str) -> None:
     """Write ``path`` whole or not at all: a temporary file in the same folder, flushed
     to disk, then ``os.replace`` (atomic), so a reader or a Ctrl-C never meets half a file.
     The file gets the permissions ``open`` would give it (0o666 less the umask), not
-    ``mkstemp``'s private 0o600."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    ``mkstemp``'s private 0o600.
+
+    Raises:
+        WriteFailed: the file could not be written (disk full, read-only, ...), naming
+            ``path``; the old file (if any) is left as it was, the temporary one removed.
+    """
     try:
-        os.fchmod(handle, 0o666 & ~current_umask())
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                             suffix=".tmp")
+    except OSError as error:
+        raise WriteFailed(path, error) from error
+    try:
         with os.fdopen(handle, "w", newline="") as f:
+            os.fchmod(f.fileno(), 0o666 & ~current_umask())
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as error:
+        with contextlib.suppress(OSError):  # (a read-only folder keeps it: nothing to do)
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise WriteFailed(path, error) from error
         raise
 
 
@@ -258,6 +290,7 @@ class RunFolder:
         self.replayed: list[str] = []  # why chunks listed by the old summary are played again
         self.fingerprints = {"settings": settings_fingerprint(args), "code": code_fingerprint()}
         self._lock: io.BufferedWriter | None = None  # the open .lock while the run is live
+        self.listed: int | None = None  # chunks the summary on disk lists (None: no summary)
 
     def chunk_path(self, unit: Unit) -> Path:
         rule_set, players, chunk = unit
@@ -297,6 +330,9 @@ class RunFolder:
                 f"to replace it (or choose another --run-name)")
         if old is not None and args.resume:
             self._check_same_run(old)
+        if old is not None:
+            listed = old.get("finished_chunks")
+            self.listed = len(listed) if isinstance(listed, list) else 0
         out_dir = folder.parent
         if not out_dir.is_dir() and not out_dir.parent.is_dir():
             raise ValueError(f"cannot write the results folder {folder}: {out_dir.parent} is "
@@ -430,11 +466,12 @@ class RunFolder:
         return old
 
     def save_chunk(self, unit: Unit, rows: list[dict]) -> None:
-        """Keep a finished chunk: its file first, then the summary that lists it."""
+        """Keep a finished chunk: its file first, then the summary that lists it (complete
+        once it lists every chunk, even if writing ``results_file`` then fails)."""
         text = csv_text(rows)
         write_atomic(self.chunk_path(unit), text)
         self.chunk_texts[unit], self.chunk_rows[unit] = text, len(rows)
-        self.write_summary(complete=False, interrupted=False)
+        self.write_summary(complete=len(self.chunk_texts) == len(self.units), interrupted=False)
 
     @property
     def finished(self) -> list[Unit]:
@@ -490,7 +527,18 @@ class RunFolder:
             "versions": self.versions(),
         })
         write_atomic(self.folder / self.summary_file, json.dumps(summary, indent=1))
+        self.listed = len(self.chunk_texts)
         return summary
+
+    def resume_hint(self, error: OSError) -> str:
+        """What the folder keeps after a failed write, and how to go on (``WriteFailed``'s
+        hint)."""
+        remedy = REMEDIES.get(error.errno, "the problem is fixed")
+        if self.listed is None:
+            return f"no run was begun (no {self.summary_file}); run again once {remedy}"
+        chunks = {0: "no finished chunk", 1: "the 1 finished chunk"}.get(
+            self.listed, f"the {self.listed} finished chunks")
+        return f"{self.summary_file} lists {chunks}, --resume continues once {remedy}"
 
     def chunk_check(self, unit: Unit) -> dict:
         """What identifies a finished chunk (the summary's ``chunk_checks`` entry): its
@@ -509,14 +557,40 @@ class RunFolder:
         tables = self.tables(rows) if rows else None
         complete = len(self.chunk_texts) == len(self.units)
         summary = self.write_summary(complete, interrupted, tables)
-        with tempfile.TemporaryDirectory(dir=folder, prefix=".outputs-") as drafts:
-            drawn = self.outputs(summary, Path(drafts))
-            for path in drawn:
-                os.replace(path, folder / path.name)
-                self.files.append(path.name)
+        moved = len(self.files)
+        try:
+            with tempfile.TemporaryDirectory(dir=folder, prefix=".outputs-",
+                                             ignore_cleanup_errors=True) as drafts:
+                try:
+                    drawn = self.outputs(summary, Path(drafts))
+                except OSError as error:
+                    raise WriteFailed(self._draft_name(error, Path(drafts)), error) from error
+                for path in drawn:
+                    try:
+                        os.replace(path, folder / path.name)
+                    except OSError as error:
+                        raise WriteFailed(folder / path.name, error) from error
+                    self.files.append(path.name)
+        except WriteFailed:
+            if len(self.files) > moved:  # list the outputs already in place, if it can
+                with contextlib.suppress(WriteFailed):
+                    self.write_summary(complete, interrupted, tables)
+            raise
+        except OSError as error:  # the drafts' folder itself
+            raise WriteFailed(folder / ".outputs-*", error) from error
         if drawn:
             summary = self.write_summary(complete, interrupted, tables)
         return summary
+
+    def _draft_name(self, error: OSError, drafts: Path) -> Path | str:
+        """The output file an error of ``outputs`` was writing: the file it names, else the
+        draft written last (the one being written), as it would be named in the folder."""
+        if error.filename:
+            return self.folder / Path(os.fsdecode(error.filename)).name
+        written = sorted(drafts.iterdir(), key=lambda path: path.stat().st_mtime_ns)
+        if written:
+            return self.folder / written[-1].name
+        return f"the outputs of {self.folder}"
 
 
 # ----------------------------------------------------------- playing a run, its command
@@ -529,14 +603,18 @@ def play_run(run_folder: RunFolder, play: Callable[..., list[dict]], desc: str,
     Raises:
         ValueError: a folder that cannot take the run (``RunFolder.open``), before any
             game is played.
+        WriteFailed: a file of the folder could not be written (disk full, read-only):
+            the run stops (its workers too), the summary still lists only the chunks
+            whose files are in place, and the error's message says how many and that
+            ``--resume`` continues.
         KeyboardInterrupt: Ctrl-C while the outputs were being written (its message: the
             summary says which were; ``--resume`` writes the rest). Ctrl-C while playing
             is not an error: the finished chunks are kept and summarised
             (``summary["interrupted"]``).
     """
     args, units = run_folder.args, run_folder.units
-    run_folder.open()
     try:
+        run_folder.open()
         for line in run_folder.replayed:
             print(f"{run_folder.folder}: {line}", file=sys.stderr)
         todo = [unit for unit in units if unit not in run_folder.chunk_texts]
@@ -548,6 +626,9 @@ def play_run(run_folder: RunFolder, play: Callable[..., list[dict]], desc: str,
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"while writing: {run_folder.folder / run_folder.summary_file}"
                                     f" lists what was written; --resume writes the rest") from None
+    except WriteFailed as error:
+        error.hint = run_folder.resume_hint(error)
+        raise
     finally:
         run_folder.close()
 
@@ -568,8 +649,10 @@ def command_line(prog: str, args_type: type, play: Callable[[Any], tuple[Path, d
     """A run's command: parse ``argv`` (tyro; ``prog`` in the usage and error lines), run
     ``play(args)`` and return the exit status. Failures end in one line, no traceback:
     ``prog: error: ...`` and 2 for bad arguments, agent specs or folders (refused before
-    the folder is touched); ``prog: interrupted ...`` and 130 after Ctrl-C, also when the
-    run stopped early and kept its finished chunks (``--resume`` continues it)."""
+    the folder is touched) and for a file that could not be written (disk full, read-only:
+    ``WriteFailed``, the finished chunks kept for ``--resume``); ``prog: interrupted ...``
+    and 130 after Ctrl-C, also when the run stopped early and kept its finished chunks
+    (``--resume`` continues it)."""
     import tyro
 
     args = tyro.cli(args_type, args=argv, prog=prog, description=description)
