@@ -248,3 +248,47 @@ def test_vector_restart_bad_games(vector, games):
 
 def test_vector_restart_before_reset(vector):
     _rejected(vector, lambda: vector.restart([0]), RuntimeError, "call reset()")
+
+
+# ------------------------------------------------------------------- batch size bound
+def _batch_makers():
+    from smoor_env import Engine, SelfPlayVectorEnv
+
+    return [("batch_size", lambda n: Engine(Rules(), n)),
+            ("num_envs", lambda n: SmoorVectorEnv(opponents=RANDOM, num_envs=n)),
+            ("num_envs", lambda n: SelfPlayVectorEnv(num_envs=n))]
+
+
+@pytest.mark.parametrize(("size", "error"), [
+    (10**9, ValueError), (2**18 + 1, ValueError), (0, ValueError), (-3, ValueError),
+    (np.int64(10**12), ValueError), (True, TypeError), (2.0, TypeError), ("8", TypeError),
+    (None, TypeError)], ids=repr)
+def test_a_huge_batch_is_refused_before_anything_is_allocated(monkeypatch, size, error):
+    """The engine and both vector envs refuse a batch size outside 1..MAX_BATCH_SIZE with
+    a message that names the argument and the bound, before allocating any array."""
+    from smoor_env.core import checks, state
+
+    assert checks.MAX_BATCH_SIZE == 262_144
+
+    def no_allocation(*args, **kwargs):
+        raise AssertionError("allocated before the check")
+
+    monkeypatch.setattr(state.State, "empty", staticmethod(no_allocation))
+    for name, make in _batch_makers():
+        with pytest.raises(error) as info:
+            make(size)
+        assert f"{name} must be" in str(info.value) and "1..262144" in str(info.value)
+        if error is ValueError:
+            assert str(info.value) == f"{name} must be in 1..262144, got {int(size)}"
+
+
+def test_a_memory_error_below_the_bound_is_raised_as_it_is(monkeypatch):
+    from smoor_env.core import state
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 19.0 GiB")
+
+    monkeypatch.setattr(state.State, "empty", staticmethod(out_of_memory))
+    for _, make in _batch_makers():
+        with pytest.raises(MemoryError, match="Unable to allocate"):
+            make(1000)

@@ -14,6 +14,15 @@ import numpy as np
 #: Seeds and game ids are 64-bit keys of the counter-based random streams: 0..2**64 - 1.
 SEED_LIMIT = 2**64
 
+#: The most games in one batch: ``Engine(batch_size)``, ``SmoorVectorEnv(num_envs)`` and
+#: ``SelfPlayVectorEnv(num_envs)`` take 1..2**18 (262_144), four times the largest batch
+#: of the benchmarks. A larger value (a typo such as ``10**9``) is refused before anything
+#: is allocated, where it would end in a ``MemoryError`` or a long allocation. At the bound
+#: the engine needs about 0.15 GB, ``SmoorVectorEnv`` about 7 GB and ``SelfPlayVectorEnv``
+#: about 12 GB (float32 observations, 4 players), which a 24 GB machine holds; on a smaller
+#: one a ``MemoryError`` below the bound is raised as it is.
+MAX_BATCH_SIZE = 2**18
+
 
 def is_int(value: Any) -> bool:
     """Whether ``value`` is an integer (Python or numpy), bools excluded."""
@@ -30,13 +39,26 @@ def check_seed(seed: Any, name: str = "seed") -> int:
     return int(seed)
 
 
-def check_count(value: Any, name: str, low: int = 1) -> int:
-    """``value`` as a Python int >= low (a count: bools and floats are TypeErrors)."""
+def check_count(value: Any, name: str, low: int = 1, high: int | None = None) -> int:
+    """``value`` as a Python int >= low (and <= high if given; a count: bools and floats
+    are TypeErrors)."""
+    if high is not None:
+        if not is_int(value):
+            raise TypeError(f"{name} must be an int in {low}..{high}, got {value!r}")
+        if not low <= value <= high:
+            raise ValueError(f"{name} must be in {low}..{high}, got {value}")
+        return int(value)
     if not is_int(value):
         raise TypeError(f"{name} must be an int >= {low}, got {value!r}")
     if value < low:
         raise ValueError(f"{name} must be an int >= {low}, got {value}")
     return int(value)
+
+
+def check_batch_size(value: Any, name: str = "batch_size") -> int:
+    """``value`` as a number of games in one batch: an int in 1..``MAX_BATCH_SIZE``,
+    checked before anything is allocated (``name``: the argument, e.g. ``num_envs``)."""
+    return check_count(value, name, 1, MAX_BATCH_SIZE)
 
 
 def int_array(values: Any, name: str, shape: tuple[int | None, ...], low: int, high: int,

@@ -52,7 +52,7 @@ from smoor_env.core.bits import ONE, U32, U56, byte_prefix_counts, kth_set_bit, 
 from smoor_env.core.checks import (
     SEED_LIMIT,
     ChangeGuard,
-    check_count,
+    check_batch_size,
     check_seed,
     int_array,
 )
@@ -112,7 +112,7 @@ class Engine(PlayPaths):
         if not isinstance(rules, Rules):
             raise TypeError(f"rules must be a smoor_env.Rules, got {type(rules).__name__}")
         self.rules = rules
-        self.batch_size = check_count(batch_size, "batch_size")
+        self.batch_size = check_batch_size(batch_size, "batch_size")
         # Set while a step or reset changes the state: one cut short (Ctrl-C) is refused
         # by the next step until a reset of every game (ValueError/TypeError: no change).
         self._guard = ChangeGuard("Engine", (ValueError, TypeError))

@@ -61,6 +61,7 @@ from gymnasium.vector.utils import batch_space
 from smoor_env.core.checks import (
     ChangeGuard,
     check_action,
+    check_batch_size,
     check_count,
     check_seed,
     int_array,
@@ -435,7 +436,7 @@ class SmoorVectorEnv(VectorEnv):
                  copy: bool = True, obs_dtype: str = "float32", num_workers: int = 1,
                  context: str | None = None, **rule_options: Any) -> None:
         self.rules = _rules(rules, rule_options)
-        self.num_envs = check_count(num_envs, "num_envs")
+        self.num_envs = check_batch_size(num_envs, "num_envs")
         self.copy = bool(copy)
         self.num_workers = check_count(num_workers, "num_workers")
         if self.num_workers > self.num_envs:

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from smoor_env.core.checks import ChangeGuard, check_count, check_seed
+from smoor_env.core.checks import ChangeGuard, check_batch_size, check_seed
 from smoor_env.core.engine import Engine
 from smoor_env.core.rules import Rules
 from smoor_env.envs.gym_env import ACTION_SPACE, RESTART_ACTION, _rules, observation_space
@@ -63,7 +63,7 @@ class SelfPlayVectorEnv:
     def __init__(self, num_envs: int, rules: Rules | None = None, reward_mode: str = "round",
                  obs_dtype: str = "float32", copy: bool = True, **rule_options: Any) -> None:
         self.rules = rules = _rules(rules, rule_options)
-        self.num_envs = check_count(num_envs, "num_envs")
+        self.num_envs = check_batch_size(num_envs, "num_envs")
         self.num_players = rules.num_players
         self.copy = bool(copy)
         self.dtype = observation_dtype(obs_dtype)
