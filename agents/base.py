@@ -312,7 +312,9 @@ def check_mask(observations: dict[str, np.ndarray]) -> np.ndarray:
     if mask.ndim != 2 or mask.shape[1] != 70:
         raise ValueError(f"action_mask must have shape (B, 70), got {mask.shape}")
     for key in ("observation", "games", "seats"):
-        shape = np.shape(observations[key]) if key in observations else (len(mask),)
+        # (None: not built, for an agent that reads only the mask)
+        value = observations.get(key)
+        shape = (len(mask),) if value is None else np.shape(value)
         if not shape or shape[0] != len(mask):
             rows = shape[0] if shape else "no"
             raise ValueError(f"{key} holds {rows} rows and action_mask {len(mask)}: one row "
