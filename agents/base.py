@@ -25,6 +25,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from smoor_env.core import checks
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -50,11 +52,12 @@ MAX_COUNT = 1_000_000
 
 
 def check_count(key: str, value: Any, low: int = 1) -> int:
-    """``value`` as an int in ``low..MAX_COUNT``, else a ValueError naming option ``key``."""
-    if not isinstance(value, int | np.integer) or isinstance(value, bool) \
-            or not low <= value <= MAX_COUNT:
-        raise ValueError(f"{key} must be an int in {low}..{MAX_COUNT:,}, got {value!r}")
-    return int(value)
+    """``value`` as an int in ``low..MAX_COUNT``, else a ValueError naming option ``key``
+    (the engine's ``check_count``, with an agent option's error type)."""
+    try:
+        return checks.check_count(value, key, low, MAX_COUNT)
+    except TypeError as error:
+        raise ValueError(str(error)) from None
 
 
 def check_number(key: str, value: Any, positive: bool = False) -> float:

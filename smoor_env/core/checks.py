@@ -42,16 +42,12 @@ def check_seed(seed: Any, name: str = "seed") -> int:
 def check_count(value: Any, name: str, low: int = 1, high: int | None = None) -> int:
     """``value`` as a Python int >= low (and <= high if given; a count: bools and floats
     are TypeErrors)."""
-    if high is not None:
-        if not is_int(value):
-            raise TypeError(f"{name} must be an int in {low}..{high}, got {value!r}")
-        if not low <= value <= high:
-            raise ValueError(f"{name} must be in {low}..{high}, got {value}")
-        return int(value)
+    within = f">= {low}" if high is None else f"in {low}..{high}"
     if not is_int(value):
-        raise TypeError(f"{name} must be an int >= {low}, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value}")
+        raise TypeError(f"{name} must be an int {within}, got {value!r}")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be {'an int ' if high is None else ''}{within}, "
+                         f"got {value}")
     return int(value)
 
 
