@@ -35,3 +35,96 @@ def test_a_search_agent_built_for_one_game_refuses_another(name, built, given, n
     observations = _play_phase_observations(given)
     actions = same.act(observations, np.random.default_rng(0))
     assert observations["action_mask"][np.arange(2), actions].all()
+
+
+# ------------------------------------------------ what every agent checks in act
+OBSERVERS = {"greedy": {}, "ppo": {}, **SMALL}
+
+
+def _observations() -> dict:
+    return _play_phase_observations(Rules())
+
+
+@pytest.mark.parametrize("name", ["random", *OBSERVERS])
+def test_observations_and_masks_of_different_batch_sizes_are_refused(name):
+    agent = make_agent(name, **OBSERVERS.get(name, {}))
+    observations = _observations()
+    observations["action_mask"] = observations["action_mask"][:1]
+    with pytest.raises(ValueError, match="observation holds 2 rows and action_mask 1"):
+        agent.act(observations, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", list(OBSERVERS))
+@pytest.mark.parametrize("spoil, message", [
+    (lambda obs: np.where(np.arange(obs.shape[1]) == 5, np.nan, obs), r"NaN or inf in rows \[0, 1\]"),
+    (lambda obs: np.where(np.arange(obs.shape[1]) == 9, np.inf, obs), "NaN or inf"),
+    (lambda obs: obs[:, :-1], r"shape \(B, 1128\)"),
+    (lambda obs: obs.astype(np.int64), "float or int8"),
+])
+def test_an_observation_that_is_not_one_is_refused(name, spoil, message):
+    agent = make_agent(name, **OBSERVERS[name])
+    observations = _observations()
+    observations["observation"] = spoil(observations["observation"])
+    with pytest.raises((ValueError, TypeError), match=message):
+        agent.act(observations, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("name", ["greedy", "ppo"])
+def test_a_compact_int8_observation_plays_as_its_float_one(name):
+    from smoor_env.observation import COMPACT_UNITS, QUANTISED_BLOCKS, SLICES
+
+    agent = make_agent(name)
+    observations = _observations()
+    floats = observations["observation"].astype(np.float32)
+    compact = floats.copy()
+    for block in QUANTISED_BLOCKS:
+        compact[:, SLICES[block]] *= COMPACT_UNITS
+    compact = np.round(compact).astype(np.int8)
+    from_int8 = agent.act({**observations, "observation": compact}, np.random.default_rng(0))
+    from_float = agent.act(observations, np.random.default_rng(0))
+    assert np.array_equal(from_int8, from_float)
+    if name == "ppo":  # the policy itself, within the rounding of the quantised blocks
+        unscaled = agent.net.logits(compact.astype(np.float32), observations["action_mask"])
+        scaled = agent.log_policy({**observations, "observation": compact})
+        exact = agent.log_policy(observations)
+        legal = observations["action_mask"].astype(bool)
+        assert np.abs(scaled[legal] - exact[legal]).max() < 0.05
+        assert not np.allclose(unscaled, agent.net.logits(floats, legal), atol=0.05)
+
+
+# ------------------------------------------------------------- specs and options
+@pytest.mark.parametrize("spec, message", [
+    ("mc:worlds=4,worlds=8", "option worlds is given twice"),
+    ("mc:greedy_margin=nan", "greedy_margin must be finite"),
+    ("ismcts:noise=inf", "noise must be finite"),
+    ("mc:worlds=10000000000000", r"worlds must be in 1..1000000"),
+    ("ismcts:iterations=0", r"iterations must be in 1..1000000"),
+    ("mc:time_budget=-1", "time_budget must be a finite number > 0"),
+])
+def test_bad_spec_values_are_refused_when_the_spec_is_built(spec, message):
+    from agents import build_agent
+
+    with pytest.raises(ValueError, match=message):
+        build_agent(spec)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"worlds": 10**13}, r"worlds must be in 1..1000000"),
+    ({"worlds": 2.5}, "worlds must be an int"),
+    ({"greedy_margin": float("nan")}, "greedy_margin must be a finite number"),
+    ({"prior_weight": float("inf")}, "prior_weight must be a finite number"),
+    ({"reply_rollouts": -1}, r"reply_rollouts must be in 0..1000000"),
+])
+def test_bad_options_are_refused_by_make_agent(options, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent("mc", **options)
+
+
+@pytest.mark.parametrize("thing", [None, 3, "not an agent".encode(), object()])
+def test_make_agent_takes_a_name_or_an_agent_and_nothing_else(thing):
+    with pytest.raises(TypeError, match="make_agent takes an agent's name"):
+        make_agent(thing)
+    agent = make_agent("random")
+    assert make_agent(agent) is agent
+    with pytest.raises(TypeError, match="with options"):
+        make_agent(agent, worlds=3)
