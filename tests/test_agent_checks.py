@@ -56,7 +56,8 @@ def test_observations_and_masks_of_different_batch_sizes_are_refused(name):
 
 @pytest.mark.parametrize("name", list(OBSERVERS))
 @pytest.mark.parametrize("spoil, message", [
-    (lambda obs: np.where(np.arange(obs.shape[1]) == 5, np.nan, obs), r"NaN or inf in rows \[0, 1\]"),
+    (lambda obs: np.where(np.arange(obs.shape[1]) == 5, np.nan, obs),
+     r"NaN or inf in rows \[0, 1\]"),
     (lambda obs: np.where(np.arange(obs.shape[1]) == 9, np.inf, obs), "NaN or inf"),
     (lambda obs: obs[:, :-1], r"shape \(B, 1128\)"),
     (lambda obs: obs.astype(np.int64), "float or int8"),
@@ -120,7 +121,7 @@ def test_bad_options_are_refused_by_make_agent(options, message):
         make_agent("mc", **options)
 
 
-@pytest.mark.parametrize("thing", [None, 3, "not an agent".encode(), object()])
+@pytest.mark.parametrize("thing", [None, 3, b"not an agent", object()])
 def test_make_agent_takes_a_name_or_an_agent_and_nothing_else(thing):
     with pytest.raises(TypeError, match="make_agent takes an agent's name"):
         make_agent(thing)
