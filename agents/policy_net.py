@@ -24,6 +24,7 @@ from agents.ppo import (
     MASKED_LOGIT,
     PPOAgent,
     card_features,
+    check_finite_weights,
     resolve_checkpoint,
     shipped_checkpoints,
 )
@@ -119,10 +120,16 @@ def save_checkpoint(path: str | Path, net: PolicyNet, args: dict[str, Any]) -> N
 def load_checkpoint(path: str | Path) -> tuple[PolicyNet, dict[str, Any]]:
     """(network in eval mode, training args) from a checkpoint file."""
     path = resolve_checkpoint(path)
-    data = torch.load(path, map_location="cpu", weights_only=True)
-    first = "trunk.0.weight" if data["hidden"] else "policy.weight"  # (width, obs_size)
-    net = PolicyNet(tuple(data["hidden"]), obs_size=data["model"][first].shape[1],
-                    card_head=int(data.get("card_head", 0)))
-    net.load_state_dict(data["model"])
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+        first = "trunk.0.weight" if data["hidden"] else "policy.weight"  # (width, obs_size)
+        net = PolicyNet(tuple(data["hidden"]), obs_size=data["model"][first].shape[1],
+                        card_head=int(data.get("card_head", 0)))
+        net.load_state_dict(data["model"])
+    except Exception as error:  # not a zip, cut short, missing or misshapen layers, ...
+        text = " ".join(str(error).split())[:300] or type(error).__name__
+        raise ValueError(f"{path} is not a policy checkpoint ({type(error).__name__}: "
+                         f"{text})") from None
+    check_finite_weights({k: v.numpy() for k, v in data["model"].items()}, path)
     net.eval()
     return net, dict(data.get("args", {}))

@@ -197,10 +197,27 @@ class NumpyPolicyNet:
 
     @classmethod
     def load(cls, path: str | Path) -> tuple[NumpyPolicyNet, dict[str, Any]]:
-        """(network, training args) of a checkpoint file."""
-        data = read_checkpoint(path)
-        net = cls(data["model"], tuple(data["hidden"]), int(data.get("card_head", 0)))
-        return net, dict(data.get("args", {}))
+        """(network, training args) of a checkpoint file.
+
+        Raises:
+            ValueError: a file that is not a checkpoint of this network (not a torch.save
+                archive, cut short, missing layers, layers of the wrong shape) or whose
+                weights are not all finite; the message names the file.
+        """
+        try:
+            data = read_checkpoint(path)
+            net = cls(data["model"], tuple(data["hidden"]), int(data.get("card_head", 0)))
+            args = dict(data.get("args", {}))
+        except ValueError as error:  # read_checkpoint's own errors name the file already
+            if str(path) in str(error):
+                raise
+            raise ValueError(f"{path} is not a policy checkpoint ({error})") from None
+        except Exception as error:  # a cut or foreign file: KeyError, EOFError, zlib, ...
+            text = " ".join(str(error).split()) or type(error).__name__
+            raise ValueError(f"{path} is not a policy checkpoint ({type(error).__name__}: "
+                             f"{text})") from None
+        check_finite_weights(data["model"], path)
+        return net, args
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, 70) float32 logits of the observations (B, OBS), MASKED_LOGIT where ``mask``
@@ -222,6 +239,15 @@ class NumpyPolicyNet:
             card = hidden.reshape(b * 52, -1) @ w2  # (B * 52, 1)
             logits[:, :52] += card.reshape(b, 52) + b2  # (B, 52)
         return np.where(mask, logits, np.float32(MASKED_LOGIT))
+
+
+def check_finite_weights(state: Mapping[str, Any], path: str | Path) -> None:
+    """A ValueError naming ``path`` and the first layers whose weights hold NaN or inf
+    (a network trained into NaN plays garbage without a word otherwise)."""
+    bad = [name for name, weights in state.items()
+           if not np.isfinite(np.asarray(weights, np.float64)).all()]
+    if bad:
+        raise ValueError(f"{path}: the weights of {', '.join(bad[:5])} hold NaN or inf")
 
 
 def shipped_checkpoints() -> list[str]:

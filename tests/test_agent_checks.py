@@ -129,3 +129,61 @@ def test_make_agent_takes_a_name_or_an_agent_and_nothing_else(thing):
     assert make_agent(agent) is agent
     with pytest.raises(TypeError, match="with options"):
         make_agent(agent, worlds=3)
+
+
+# -------------------------------------------------------------------- checkpoints
+def _spoiled_checkpoint(tmp_path, spoil) -> str:
+    """A copy of the shipped Hearts checkpoint with ``spoil(name, bytes)`` applied to every
+    member of its zip archive."""
+    import zipfile
+
+    from agents.ppo import resolve_checkpoint
+
+    path = tmp_path / "spoiled.pt"
+    with zipfile.ZipFile(resolve_checkpoint("ppo_hearts")) as source, \
+            zipfile.ZipFile(path, "w") as target:
+        for info in source.infolist():
+            target.writestr(info, spoil(info.filename, source.read(info)))
+    return str(path)
+
+
+def _nan_storage(name: str, data: bytes) -> bytes:
+    if "/data/" in name and len(data) % 4 == 0:  # every float32 storage: NaN
+        return np.full(len(data) // 4, np.nan, np.float32).tobytes()
+    return data
+
+
+def test_a_checkpoint_with_nan_weights_is_refused_naming_the_file(tmp_path):
+    path = _spoiled_checkpoint(tmp_path, _nan_storage)
+    with pytest.raises(ValueError, match=f"{path}: the weights of .* hold NaN or inf"):
+        make_agent("ppo", checkpoint=path)
+
+
+@pytest.mark.parametrize("cut", [0, 100, 5000])
+def test_a_cut_or_random_checkpoint_is_refused_naming_the_file(tmp_path, cut):
+    from agents.ppo import resolve_checkpoint
+
+    whole = resolve_checkpoint("ppo_hearts").read_bytes()
+    path = tmp_path / "cut.pt"
+    path.write_bytes(whole[:cut] + whole[-cut:] if cut else np.random.default_rng(0).bytes(999))
+    with pytest.raises(ValueError, match=f"{path}.* not a"):
+        make_agent("ppo", checkpoint=str(path))
+
+
+def test_a_checkpoint_missing_a_layer_is_refused_naming_the_file(tmp_path):
+    path = _spoiled_checkpoint(tmp_path, lambda name, data: data.replace(b"policy.weight",
+                                                                         b"policy.wrong!"))
+    with pytest.raises(ValueError, match=f"{path} is not a policy checkpoint"):
+        make_agent("ppo", checkpoint=path)
+
+
+def test_the_torch_loader_refuses_the_same_files(tmp_path):
+    pytest.importorskip("torch")
+    from agents.policy_net import load_checkpoint
+
+    with pytest.raises(ValueError, match="hold NaN or inf"):
+        load_checkpoint(_spoiled_checkpoint(tmp_path, _nan_storage))
+    random = tmp_path / "random.pt"
+    random.write_bytes(np.random.default_rng(0).bytes(999))
+    with pytest.raises(ValueError, match=f"{random} is not a policy checkpoint"):
+        load_checkpoint(random)
