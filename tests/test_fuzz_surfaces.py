@@ -1,5 +1,6 @@
 """Fuzzing what people type and send: records given to smoor-view, moves typed into
-smoor-play, requests sent to smoor-serve, calls made on the SB3 adapter.
+smoor-play, requests sent to smoor-serve, calls made on the SB3 adapter, batches given
+to agents, and chunk files edited before ``--resume``.
 
 Each target gets random valid and invalid input (Hypothesis). Every outcome must be one
 of two things: the input is accepted and does what it should (a viewed record replays,
@@ -211,3 +212,125 @@ def test_fuzz_sb3_adapter(data):
             assert np.array_equal(env.action_masks(), masks)  # nothing moved
     env.close()
 
+
+
+# ------------------------------------------------------------------ agents
+def _agent_batch() -> dict:
+    from smoor_env import Engine
+    from smoor_env.observation import observe
+
+    engine = Engine(Rules(), 3)
+    engine.reset(1)
+    engine.step(engine.sample_legal(np.random.default_rng(1)))
+    return {"observation": observe(engine, engine.state.current_player),
+            "action_mask": engine.legal_mask}
+
+
+AGENT_BATCH = _agent_batch()
+SPOILS = st.sampled_from(["rows", "nan", "inf", "width", "dtype", "int8", "mask_dtype",
+                          "missing", "games", "none"])
+
+
+def _spoiled(observations: dict, how: str, rng: np.random.Generator) -> dict:
+    obs, mask = observations["observation"].copy(), observations["action_mask"]
+    spoiled = {"observation": obs, "action_mask": mask}
+    cell = (rng.integers(len(obs)), rng.integers(obs.shape[1]))
+    if how == "rows":
+        spoiled["observation"] = obs[:rng.integers(0, len(obs))]
+    elif how in ("nan", "inf"):
+        obs[cell] = np.nan if how == "nan" else -np.inf
+    elif how == "width":
+        spoiled["observation"] = obs[:, :rng.integers(0, obs.shape[1])]
+    elif how == "dtype":
+        spoiled["observation"] = obs.astype(rng.choice([np.int64, np.bool_, np.uint8]))
+    elif how == "int8":  # an observation that is int8 but not compact: still plays legally
+        spoiled["observation"] = obs.astype(np.int8)
+    elif how == "mask_dtype":
+        spoiled["action_mask"] = mask.astype(np.int8)
+    elif how == "missing":
+        del spoiled["observation"]
+    elif how == "games":
+        spoiled["games"] = np.arange(rng.integers(0, 2 * len(mask)))
+    return spoiled
+
+
+def _fuzz_agents(data) -> None:
+    from agents import make_agent
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    name = data.draw(st.sampled_from(["random", "greedy", "ppo", "mc", "ismcts"]))
+    options = {"mc": {"worlds": 2}, "ismcts": {"iterations": 8, "walks": 2}}.get(name, {})
+    agent = make_agent(name, **options)
+    spoiled = _spoiled(AGENT_BATCH, data.draw(SPOILS), rng)
+    try:
+        actions = agent.act(spoiled, rng)
+    except (ValueError, TypeError) as error:
+        assert str(error) and "\n" not in str(error)
+        return
+    mask = np.asarray(spoiled["action_mask"], bool)
+    assert actions.shape == (len(mask),) and mask[np.arange(len(mask)), actions].all()
+
+
+@SHORT
+@given(data=st.data())
+def test_fuzz_agents(data):
+    _fuzz_agents(data)
+
+
+@pytest.mark.slow
+@LONG
+@given(data=st.data())
+def test_fuzz_agents_long(data):
+    _fuzz_agents(data)
+
+
+# ------------------------------------------------------------ resumed chunks
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    from experiments import win_rates
+    from tests.test_resume_checks import bench_args
+
+    return win_rates.run(bench_args(tmp_path_factory.mktemp("fuzz_run")))
+
+
+def _fuzz_chunks(data, finished_run, tmp_path) -> None:
+    """Random edits of a finished run's chunk files: --resume ends with the untouched
+    run's results, whatever was done to them."""
+    import shutil
+    import tempfile
+
+    from experiments import win_rates
+    from tests.test_resume_checks import bench_args
+
+    folder = Path(tempfile.mkdtemp(dir=tmp_path)) / "run"  # one per example
+    shutil.copytree(finished_run, folder, ignore=shutil.ignore_patterns(".lock"))
+    chunks = sorted((folder / "chunks").glob("*.csv"))
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(chunks))
+        text = path.read_bytes()
+        at = data.draw(st.integers(0, len(text)))
+        edit = data.draw(st.sampled_from(["cut", "insert", "replace", "swap"]))
+        if edit == "cut":
+            text = text[:at]
+        elif edit == "insert":
+            text = text[:at] + data.draw(st.binary(min_size=1, max_size=8)) + text[at:]
+        elif edit == "replace":
+            text = text[:at] + data.draw(st.binary(min_size=1, max_size=4)) + text[at + 4:]
+        else:
+            text = data.draw(st.sampled_from(chunks)).read_bytes()
+        path.write_bytes(text)
+    win_rates.run(bench_args(folder.parent, resume=True))
+    assert (folder / "results.csv").read_bytes() == (finished_run / "results.csv").read_bytes()
+
+
+@SHORT
+@given(data=st.data())
+def test_fuzz_resumed_chunks(data, finished_run, tmp_path):
+    _fuzz_chunks(data, finished_run, tmp_path)
+
+
+@pytest.mark.slow
+@LONG
+@given(data=st.data())
+def test_fuzz_resumed_chunks_long(data, finished_run, tmp_path):
+    _fuzz_chunks(data, finished_run, tmp_path)
