@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import tyro
 
+from agents.evaluation.runs import write_atomic
 from smoor_env import Engine, Rules
 
 
@@ -181,9 +182,9 @@ def main(argv: list[str] | None = None) -> int:
                                                         "actions_per_s")},
         "rows": rows,
     }
-    try:
+    try:  # whole or not at all: a full disk keeps an earlier --out file as it was
         out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(summary, indent=1))
+        write_atomic(out, json.dumps(summary, indent=1))
     except OSError as error:
         print(f"{PROG}: error: cannot write {out}: {error.strerror or error}", file=sys.stderr)
         return 2

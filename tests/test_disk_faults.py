@@ -201,3 +201,17 @@ def test_the_league_keeps_its_chunks_too(tmp_path, monkeypatch, capsys, workers,
     no_leftovers(folder)
     assert league.main(argv(league_args(tmp_path, workers=workers, resume=True))) == 0
     assert (folder / "games.csv").read_bytes() == (whole / "games.csv").read_bytes()
+
+
+def test_smoor_throughput_on_a_full_disk_keeps_the_earlier_file(tmp_path, monkeypatch, capsys):
+    from experiments import throughput
+
+    out = tmp_path / "throughput.json"
+    out.write_text("earlier")
+    fail_writes(monkeypatch, "fsync", errno.ENOSPC, r"throughput\.json")
+    code = throughput.main(["--out", str(out), "--seconds", "0", "--batch-sizes", "1",
+                            "--players", "3", "--variant-batch", "1"])
+    assert code == 2 and out.read_text() == "earlier"
+    err = capsys.readouterr().err.strip()
+    assert err == f"smoor-throughput: error: cannot write {out}: No space left on device"
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left
