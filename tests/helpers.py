@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+
 import numpy as np
 
 from smoor_env import Engine, Rules, parse_card, parse_cards
@@ -35,3 +38,15 @@ def play_out_round(engine: Engine) -> None:
     start = engine.state.round_number.copy()
     while not (engine.state.match_over | (engine.state.round_number != start)).all():
         engine.step(np.argmax(engine.legal_mask, axis=1))
+
+
+def start_interruptible(command: list[str], **popen) -> subprocess.Popen:
+    """Start a console script that a later ``SIGINT`` reaches as Ctrl-C would.
+
+    A shell's background job (as CI may run us) inherits SIGINT *ignored*, and Python then
+    never raises ``KeyboardInterrupt``; the child gets the default disposition back, as a
+    terminal's foreground program has it.
+    """
+    return subprocess.Popen(command, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                      signal.SIG_DFL),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import start_interruptible
 
 from agents import agent_names
 from smoor_env import PRESETS
@@ -171,9 +172,9 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, name):
     args = {"smoor-league": ["--agents", "random", "greedy", "mc:worlds=2", "--players", "3",
                              "--rule-sets", "hearts", "--deals", "100000", "--chunk", "1",
                              "--no-progress", "--out-dir", str(tmp_path), "--run-name", "run"],
-            "smoor-throughput": ["--out", str(tmp_path / "throughput.json")]}[name]
-    process = subprocess.Popen(command(name, *args), cwd=tmp_path, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=ENV)
+            "smoor-throughput": ["--seconds", "30",
+                                 "--out", str(tmp_path / "throughput.json")]}[name]
+    process = start_interruptible(command(name, *args), cwd=tmp_path, env=ENV)
     time.sleep(4)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import start_interruptible
 
 from agents import parse_agent
 from agents.evaluation import runs
@@ -97,8 +98,7 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path, workers):
                "--players", "4", "--rule-sets", "smoorverliefd", "--deals", "100000",
                "--chunk", "1", "--out-dir", str(tmp_path), "--run-name", "stopped",
                "--no-plots", "--no-progress", "--workers", str(workers)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = start_interruptible(command, cwd=ROOT)
     time.sleep(4)  # long enough to finish some chunks of one deal each
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
