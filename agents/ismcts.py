@@ -106,6 +106,25 @@ def _values(points: np.ndarray, rules: Rules, relative: bool = False) -> np.ndar
     return 0.5 + (own - others) / scale
 
 
+def _points(values: np.ndarray, rules: Rules, relative: bool = False) -> np.ndarray:
+    """``_values`` undone: search values (...) as the seat's points (Hearts: minus its
+    penalty points), or with ``relative`` its points less its opponents' mean."""
+    scale = _points_per_value(rules, relative)
+    if relative:
+        return (values - 0.5) * scale
+    return (values - 1.0) * scale if rules.is_hearts else values * scale
+
+
+class Analysis(NamedTuple):
+    """What ``ISMCTSAgent.analyse`` found for a batch of B decisions."""
+
+    actions: np.ndarray  # (B,) int64 the moves played (``act``'s)
+    values: np.ndarray  # (B, 70) the searched mean value of every root move, in points (the
+    # seat's, Hearts: minus penalty points; with value="relative" less its opponents' mean);
+    # NaN where a move was not searched (illegal, forced, or a heuristic phase)
+    visits: np.ndarray  # (B, 70) the worlds each root move was played in (0: not searched)
+
+
 class _Drawn:
     """Hidden worlds drawn ahead (``sample_hidden``'s output, T per decision), handed out
     in consecutive slices of n per decision."""
@@ -241,42 +260,69 @@ class ISMCTSAgent(SearchAgent):
         return self._prior.agent_for(rules)
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
+        return self.analyse(observations, rng).actions
+
+    def evaluate(self, observations: dict[str, np.ndarray], rng: np.random.Generator
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """The chosen actions (B,) and the searched value (B, 70) of every root move, in
+        points as ``mc.evaluate`` gives them (``Analysis``); the same actions as ``act``."""
+        found = self.analyse(observations, rng)
+        return found.actions, found.values
+
+    def analyse(self, observations: dict[str, np.ndarray], rng: np.random.Generator
+                ) -> Analysis:
+        """``act``'s actions with what the search found on the way (``Analysis``): the
+        root moves' values and visits, what expert iteration learns from. The same
+        actions and the same draws from ``rng`` as ``act``."""
         mask, obs, view, actions, search = self._prepare(observations)
+        values = np.full(mask.shape, np.nan)  # (B, 70)
+        visits = np.zeros(mask.shape)  # (B, 70)
         for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
             if phase == Phase.PLAY:
                 bonus = self._prior.bonus(obs[rows], mask[rows], rules)  # (D, 70) points, or None
-                actions[rows] = self._search(view, rows, mask[rows], rules, rng, bonus)
+                actions[rows], values[rows, :52], visits[rows, :52] = self._search(
+                    view, rows, mask[rows], rules, rng, bonus)
             else:  # bids and cursed suits: by simulation, as mc chooses them
-                actions[rows] = self._mc.act({"observation": obs[rows],
-                                              "action_mask": mask[rows]}, rng)
-        return actions
+                actions[rows], values[rows] = self._mc.evaluate(
+                    {"observation": obs[rows], "action_mask": mask[rows]}, rng)
+                visits[rows] = np.where(np.isnan(values[rows]), 0.0, self._mc.worlds)
+        return Analysis(actions, values, visits)
 
     def _search(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
-                rng: np.random.Generator, bonus: np.ndarray | None = None) -> np.ndarray:
-        """The most visited root move (D,) of D play decisions of one rule set; ``bonus``
-        (D, 70) points, if given, is added to the root moves' UCB scores (``prior``).
-        Searched with a paired root (``root="paired"``, or ``"auto"`` with no ``bonus``):
-        the root move of the best mean value, ``bonus`` added."""
+                rng: np.random.Generator, bonus: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The most visited root move (D,) of D play decisions of one rule set, with the
+        root moves' (D, 52) mean values in points (NaN: illegal, or not searched) and
+        visits; ``bonus`` (D, 70) points, if given, is added to the root moves' UCB scores
+        (``prior``). Searched with a paired root (``root="paired"``, or ``"auto"`` with no
+        ``bonus``): the root move of the best mean value, ``bonus`` added."""
         d = len(rows)
         root = self.root if self.root != "auto" else "ucb" if bonus is not None else "halving"
         relative = self.value == "relative" or (self.value == "auto" and bonus is None)
+        mean = np.full((d, 52), np.nan)  # (D, 52) value units
+        visits = np.zeros((d, 52))  # (D, 52)
         if root != "ucb":
             tree, alive = self._grow_paired(view, rows, mask, rules, rng, root == "halving",
                                             relative)
-            mean = np.full((d, 52), -np.inf)  # (D, 52) value units, -inf: illegal or out
             dec, act = np.nonzero(mask[:, :52])
             kids = d + np.arange(len(dec))
-            mean[dec[alive], act[alive]] = (tree.total[kids] / np.maximum(tree.visits[kids],
-                                                                          1.0))[alive]
+            visits[dec, act] = tree.visits[kids]
+            mean[dec, act] = tree.total[kids] / np.maximum(tree.visits[kids], 1.0)
+            score = np.full((d, 52), -np.inf)  # (D, 52) -inf: illegal or out
+            score[dec[alive], act[alive]] = mean[dec[alive], act[alive]]
             if bonus is not None:
-                mean[dec, act] += bonus[dec, act] / _points_per_value(rules, relative)
-            return np.argmax(mean, axis=1)
+                score[dec, act] += bonus[dec, act] / _points_per_value(rules, relative)
+            return np.argmax(score, axis=1), _points(mean, rules, relative), visits
         tree = self._grow(view, rows, mask, rules, rng, bonus, relative)
-        # The most visited legal root move (ties: the lowest card).
         kids = tree.child[:d]  # (D, 52)
+        grown = (kids >= 0) & mask[:, :52]
+        dec, act = np.nonzero(grown)
+        visits[dec, act] = tree.visits[kids[dec, act]]
+        mean[dec, act] = tree.total[kids[dec, act]] / np.maximum(visits[dec, act], 1.0)
+        # The most visited legal root move (ties: the lowest card).
         root_visits = np.where(kids >= 0, tree.visits[np.maximum(kids, 0)], -1.0)
         root_visits = np.where(mask[:, :52], root_visits, -2.0)
-        return np.argmax(root_visits, axis=1)
+        return np.argmax(root_visits, axis=1), _points(mean, rules, relative), visits
 
     def _grow(self, view: dict[str, Any], rows: np.ndarray, mask: np.ndarray, rules: Rules,
               rng: np.random.Generator, bonus: np.ndarray | None = None,

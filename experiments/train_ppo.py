@@ -55,13 +55,14 @@ from agents.env_factories import resolve_opponents
 from agents.evaluation.stats import t_half_width
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.ppo import training_rules
+from agents.training.distill import fit
 from agents.training.labels import label_decisions, soft_targets
 from agents.training.opponents import PoolEnv, opponent_list, pool_members
 from agents.training.selfplay import SelfPlay
 from smoor_env import Rules
 from smoor_env.core.state import NUM_ACTIONS
 from smoor_env.envs.gym_env import SmoorVectorEnv
-from smoor_env.observation import OBSERVATION_SIZE, compact_scale
+from smoor_env.observation import OBSERVATION_SIZE
 
 
 @dataclass
@@ -260,39 +261,17 @@ def imitate(net: PolicyNet, args: Args, members: list, seed: int) -> dict[str, f
     and its mean regret by the teacher's own values (best value less the value of the
     policy's choice, where the teacher searched)."""
     data = label_decisions(args, members, seed, net.obs_size)
-    generator = torch.Generator().manual_seed(seed)
     size = len(data["actions"])
-    order = torch.randperm(size, generator=generator).numpy()
-    held = order[:size // 20]  # (H,) held out
-    fit = order[size // 20:]  # (F,)
-    obs_t = torch.as_tensor(data["observations"])  # (D, obs_size) int8
-    scale = torch.as_tensor(compact_scale()[:net.obs_size])  # (obs_size,)
-    mask_t = torch.as_tensor(data["masks"])  # (D, 70)
-    target_t = torch.as_tensor(soft_targets(data["values"], data["actions"],
-                                            args.imitate_temperature))  # (D, 70)
-    optimizer = optim.Adam(net.parameters(), lr=args.imitate_learning_rate, eps=1e-5)
-    minibatch = max(1, min(1024, len(fit) // 4))
-    total = args.imitate_epochs * -(-len(fit) // minibatch)
-    loss = torch.tensor(0.0)
-    for update in range(total):
-        if update % -(-len(fit) // minibatch) == 0:
-            fit = fit[torch.randperm(len(fit), generator=generator).numpy()]
-        begin = (update % -(-len(fit) // minibatch)) * minibatch
-        idx = torch.as_tensor(fit[begin:begin + minibatch])
-        optimizer.param_groups[0]["lr"] = args.imitate_learning_rate * (1 - update / total)
-        logits, _ = net(obs_t[idx].float() * scale, mask_t[idx])
-        loss = nn.functional.cross_entropy(logits, target_t[idx])
-        optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-        optimizer.step()
-    with torch.no_grad():
-        choice = net(obs_t[held].float() * scale, mask_t[held])[0].argmax(dim=1).numpy()
+    fitted = fit(net, data["observations"], data["masks"],
+                 soft_targets(data["values"], data["actions"], args.imitate_temperature),
+                 epochs=args.imitate_epochs, learning_rate=args.imitate_learning_rate,
+                 seed=seed, max_grad_norm=args.max_grad_norm)
+    held, choice = fitted.held, fitted.choice
     values = data["values"][held]  # (H, 70)
     searched = ~np.isnan(values).all(axis=1)  # (H,)
     best = np.nanmax(values[searched], axis=1)
     regret = best - values[searched][np.arange(searched.sum()), choice[searched]]
-    return {"decisions": size, "loss": float(loss.detach()),
+    return {"decisions": size, "loss": fitted.loss,
             "held_out_agreement": float(np.mean(choice == data["actions"][held])),
             "held_out_regret": float(np.mean(regret)) if len(regret) else float("nan")}
 

@@ -164,15 +164,19 @@ def test_imitation_of_mc_values_labels_once_and_reuses_them(tmp_path: Path) -> N
 
 
 def test_imitation_of_ismcts_decisions(tmp_path: Path) -> None:
-    """--imitate ismcts: behaviour cloning on the tree search's choices (it values no
-    actions, so the labels are its choices alone), every choice a legal card."""
+    """--imitate ismcts: behaviour cloning on the tree search's choices, every choice a
+    legal card, with its values of the root moves it searched (``ISMCTSAgent.evaluate``):
+    legal moves only, and the played move among them."""
     data = tmp_path / "labels.npz"
     _train(tmp_path, "--total-timesteps", "0", "--imitate", "ismcts:iterations=32",
            "--imitate-decisions", "32", "--imitate-epochs", "1", "--imitate-data", str(data))
     with np.load(data) as stored:
         actions, masks, values = stored["actions"], stored["masks"], stored["values"]
     assert len(actions) >= 32 and masks[np.arange(len(actions)), actions].all()
-    assert np.isnan(values).all()
+    searched = ~np.isnan(values)  # (D, 70)
+    assert searched.any() and not (searched & ~masks).any()
+    rows = searched.any(axis=1)
+    assert searched[rows, actions[rows]].all()
 
 
 def test_imitation_data_from_several_files(tmp_path: Path) -> None:
