@@ -120,7 +120,8 @@ def _check_option_names(name: str, options: dict[str, Any]) -> None:
 
 
 def make_agent(name: str | Agent, **options: Any) -> Agent:
-    """An agent by name with keyword options (``make_agent("random")``); agents pass through.
+    """An agent by name with keyword options (``make_agent("random")``), or by spec
+    (``make_agent("greedy:0.2")``, ``build_agent``); agents pass through.
 
     Raises:
         ValueError: an unknown name or option (the message lists the valid ones), or a
@@ -129,24 +130,39 @@ def make_agent(name: str | Agent, **options: Any) -> Agent:
     if not isinstance(name, str):
         if options or not callable(getattr(name, "act", None)):
             raise TypeError(f"make_agent takes an agent's name (one of {', '.join(agent_names())})"
-                            f" or an agent (with act); got {type(name).__name__}"
+                            f", a spec or an agent (with act); got {type(name).__name__}"
                             + (" with options" if options else ""))
         return name
+    if ":" in name:  # a spec, as the command lines and gymnasium.make's opponents write it
+        if options:
+            raise AgentSpecError(f"agent spec {name!r} is given options too: give them in "
+                                 f"the spec or as keywords of the name, not both")
+        return build_agent(name)
     if name not in _REGISTRY:
         raise AgentSpecError(f"unknown agent {name!r}; known agents: {', '.join(agent_names())}")
     _check_option_names(name, options)
     return _REGISTRY[name](**options)
 
 
+def bare_option(name: str) -> str | None:
+    """The option a bare value sets in a spec of agent ``name`` (its class attribute
+    ``bare_option``: ``"greedy:0.2"`` is ``"greedy:eps=0.2"``); None if it has none."""
+    return getattr(_REGISTRY.get(name), "bare_option", None)
+
+
 def _split_spec(spec: str) -> tuple[str, list[tuple[str, str]]]:
     """``"mc:worlds=16,rollout=greedy"`` -> ``("mc", [("worlds", "16"), ("rollout",
-    "greedy")])``."""
+    "greedy")])``; a first item without ``=`` is the value of the agent's ``bare_option``
+    (``"greedy:0.2"`` -> ``("greedy", [("eps", "0.2")])``)."""
     if not isinstance(spec, str):
         raise TypeError(f"an agent spec must be a str, got {type(spec).__name__}")
     name, _, rest = spec.partition(":")
+    bare = bare_option(name)
     items = []
     for item in filter(None, rest.split(",")):
         key, sep, value = item.partition("=")
+        if not sep and bare and not items:
+            key, sep, value = bare, "=", item
         if not sep or not key:
             raise AgentSpecError(f"agent option {item!r} in {spec!r} must be key=value")
         if key in dict(items):
@@ -170,7 +186,9 @@ def parse_agent(spec: str) -> tuple[str, dict[str, Any]]:
 
     ``"mc:worlds=16,rollout=greedy"`` -> ``("mc", {"worlds": 16, "rollout": "greedy"})``:
     values become int, float, bool or None (``none``) where they read as one, else stay
-    strings. (``build_agent`` reads each value as its option's type instead.)
+    strings. (``build_agent`` reads each value as its option's type instead.) An agent
+    whose class names a ``bare_option`` takes its value bare, first: ``"greedy:0.2"`` ->
+    ``("greedy", {"eps": 0.2})``, as the rollout spec ``"greedy:EPS"`` writes it.
     """
     name, items = _split_spec(spec)
     return name, {key: _read_value(value) for key, value in items}

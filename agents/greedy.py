@@ -47,13 +47,20 @@ Hearts (avoid penalty points):
 * Leading: the lowest card of my shortest plain suit, keeping spades while ``QS``
   is out and I hold ``QS``, ``KS`` or ``AS``; hearts only when nothing else is legal.
 * Passing: ``QS``, ``AS``, ``KS``, then the highest hearts, then the highest cards.
+
+``greedy:eps=EPS`` (or ``greedy:EPS``, as the rollout spec writes it): epsilon-greedy,
+each decision a uniformly random legal action with probability EPS, else the greedy
+one (``epsilon_greedy``, the draw the rollout policy ``"greedy:EPS"`` makes too).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from agents.base import check_mask, check_observation, pack_mask, register
+from agents.base import check_mask, check_number, check_observation, pack_mask, register
+from agents.random_agent import RandomAgent
 from smoor_env.core import cards as C
 from smoor_env.core.state import Phase
 from smoor_env.core.tricks import trick_strength_table
@@ -363,12 +370,53 @@ def greedy_pass(legal: np.ndarray) -> np.ndarray:
     return np.argmax(np.where(held, _DANGER, -1), axis=1)
 
 
+def epsilon_greedy(moves: np.ndarray, epsilon: float, rng: np.random.Generator,
+                   sample: Callable[[np.ndarray], np.ndarray],
+                   explorers: np.ndarray | None = None) -> np.ndarray:
+    """``moves`` (n,) int64 with each row, with probability ``epsilon``, replaced (in place)
+    by a uniformly random legal action: the draw of the rollout policy ``"greedy:EPS"`` and
+    of the agent ``greedy:eps=EPS``.
+
+    One ``rng.random(n)`` decides the rows to explore (``explorers`` (n,) bool, if given,
+    keeps the other rows greedy); then ``sample(rows)`` gives their (k,) random actions,
+    called even when no row explores, so that the draws a game takes do not depend on the
+    other games of the batch.
+    """
+    if epsilon <= 0.0:  # pure greedy: no draw at all
+        return moves
+    chosen = rng.random(len(moves)) < epsilon  # (n,)
+    if explorers is not None:
+        chosen &= explorers
+    rows = np.flatnonzero(chosen)  # (k,)
+    moves[rows] = sample(rows)
+    return moves
+
+
+_RANDOM = RandomAgent()
+
+
 @register("greedy")
 class GreedyAgent:
-    """One-trick heuristic; see the module docstring for its rules."""
+    """One-trick heuristic; see the module docstring for its rules.
+
+    Args:
+        eps: the probability of a uniformly random legal action instead of the greedy one
+            at each decision, 0..1 (0: pure greedy, which draws nothing from ``rng``).
+    """
 
     name = "greedy"
     uses_observation = True
+    #: The option a bare spec value sets: ``"greedy:0.2"`` is ``"greedy:eps=0.2"``, as the
+    #: rollout spec ``"greedy:EPS"`` (``agents.base.parse_agent``).
+    bare_option = "eps"
+
+    def __init__(self, eps: float = 0.0) -> None:
+        self.eps = check_number("eps", eps)
+        if self.eps > 1.0:
+            raise ValueError(f"eps must be a probability in [0, 1], got {eps!r}")
+
+    def __repr__(self) -> str:
+        return f"GreedyAgent(eps={self.eps})" if self.eps else "GreedyAgent()"
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         mask = check_mask(observations)  # (B, 70)
@@ -400,7 +448,8 @@ class GreedyAgent:
         rows = np.flatnonzero(phase == Phase.CURSE)
         suits = C.mask_to_bool(legal[rows, 1] >> np.uint64(_CURSE - 64), 4)
         actions[rows] = _CURSE + greedy_curse(view["hand"][rows], suits, hearts[rows])
-        return actions
+        return epsilon_greedy(actions, self.eps, rng,
+                              lambda explore: _RANDOM.act_packed(legal, rng).take(explore))
 
     def act_state(self, engine, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """(n,) int64 the same moves as ``act`` for the seats to act in games ``rows`` of
@@ -421,4 +470,6 @@ class GreedyAgent:
             suits = C.mask_to_bool(st.legal.take(games), 4)
             moves[cursing] = _CURSE + greedy_curse(
                 hand, suits, np.full(len(games), engine.rules.is_hearts))
-        return moves
+        # The random moves as ``act`` draws them: from the rows' packed legal sets.
+        return epsilon_greedy(moves, self.eps, rng, lambda explore: _RANDOM.act_packed(
+            engine.legal_words.take(rows, axis=0), rng).take(explore))

@@ -26,7 +26,7 @@ import functools
 
 import numpy as np
 
-from agents.greedy import greedy_bid, greedy_play, made_bid
+from agents.greedy import epsilon_greedy, greedy_bid, greedy_play, made_bid
 from smoor_env.core.engine import Engine
 from smoor_env.core.state import PHASE_ACTION_OFFSET, Phase
 
@@ -60,12 +60,13 @@ class RolloutPolicy:
         if self.epsilon >= 1.0:
             return engine.sample_legal(rng)
         moves = greedy_moves(engine)
-        if self.epsilon > 0.0:
-            explore = rng.random(engine.batch_size) < self.epsilon
-            explore &= engine.state.current_player != 0
-            rows = np.flatnonzero(explore)  # (k,) the draws of the others are still taken
-            moves[rows] = engine.sample_legal(rng, rows)
-        return moves
+        if self.epsilon <= 0.0:
+            return moves
+        # Seat 0 (the searching seat) keeps playing greedy; sample_legal takes every
+        # game's draw, whichever rows explore.
+        return epsilon_greedy(moves, self.epsilon, rng,
+                              lambda rows: engine.sample_legal(rng, rows),
+                              explorers=engine.state.current_player != 0)
 
 
 def greedy_moves(engine: Engine) -> np.ndarray:

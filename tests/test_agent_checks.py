@@ -121,6 +121,62 @@ def test_bad_options_are_refused_by_make_agent(options, message):
         make_agent("mc", **options)
 
 
+def test_a_bare_value_sets_the_option_the_agent_names():
+    """``greedy:0.2`` is ``greedy:eps=0.2``, as the rollout spec ``greedy:EPS`` writes it;
+    in every form a spec is read (``parse_agent``, ``build_agent``, ``make_agent``)."""
+    from agents import GreedyAgent, build_agent, parse_agent
+
+    assert parse_agent("greedy:0.2") == parse_agent("greedy:eps=0.2") == ("greedy",
+                                                                            {"eps": 0.2})
+    for spec in ("greedy:0.2", "greedy:eps=0.2"):
+        for made in (build_agent(spec), make_agent(spec)):
+            assert isinstance(made, GreedyAgent) and made.eps == 0.2
+    assert make_agent("greedy", eps=0.2).eps == 0.2 and make_agent("greedy").eps == 0.0
+    assert build_agent("greedy:1").eps == 1.0  # an int reads as the float option
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("greedy:0.2,eps=0.3", "option eps is given twice"),
+    ("greedy:0.1,0.2", "option '0.2' in 'greedy:0.1,0.2' must be key=value"),  # first only
+    ("greedy:depth=2,0.2", "option '0.2' .* must be key=value"),
+    ("random:0.2", "option '0.2' in 'random:0.2' must be key=value"),  # random names none
+    ("mc:16", "option '16' in 'mc:16' must be key=value"),
+    ("greedy:0.2", "given options too"),  # make_agent: a spec, and keywords as well
+])
+def test_bare_values_are_refused_where_no_option_takes_them(spec, message):
+    with pytest.raises(ValueError, match=message):
+        if message == "given options too":
+            make_agent(spec, eps=0.3)
+        else:
+            make_agent(spec)
+
+
+@pytest.mark.parametrize("eps, message", [
+    (1.5, r"eps must be a probability in \[0, 1\], got 1.5"),
+    (-0.1, "eps must be a finite number >= 0, got -0.1"),
+    (float("nan"), "eps must be a finite number"),
+    (float("inf"), "eps must be a finite number"),
+    (True, "eps must be a finite number >= 0, got True"),
+    (None, "eps must be a finite number >= 0, got None"),
+])
+def test_bad_eps_values_are_refused(eps, message):
+    with pytest.raises(ValueError, match=message):
+        make_agent("greedy", eps=eps)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("greedy:2", r"eps must be a probability in \[0, 1\], got 2"),
+    ("greedy:-1", "eps must be a finite number >= 0"),
+    ("greedy:nan", "agent 'greedy': option eps must be finite, got 'nan'"),
+    ("greedy:eps=often", "agent 'greedy': option eps must be a number, got 'often'"),
+])
+def test_bad_eps_values_are_refused_in_specs(spec, message):
+    from agents import build_agent
+
+    with pytest.raises(ValueError, match=message):
+        build_agent(spec)
+
+
 @pytest.mark.parametrize("thing", [None, 3, b"not an agent", object()])
 def test_make_agent_takes_a_name_or_an_agent_and_nothing_else(thing):
     with pytest.raises(TypeError, match="make_agent takes an agent's name"):

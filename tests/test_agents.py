@@ -98,8 +98,11 @@ def test_unknown_options_name_the_agent_and_the_valid_ones():
     with pytest.raises(ValueError, match=r"agent 'mc' has no option 'wrlds'; its options: "
                                          r"worlds, rollouts, rollout, time_budget"):
         make_agent("mc", wrlds=8)
-    with pytest.raises(ValueError, match="agent 'greedy' has no option 'depth'; it takes no "
+    with pytest.raises(ValueError, match="agent 'random' has no option 'depth'; it takes no "
                                          "options"):
+        build_agent("random:depth=2")
+    with pytest.raises(ValueError, match="agent 'greedy' has no option 'depth'; its options: "
+                                         "eps"):
         build_agent("greedy:depth=2")
 
 
