@@ -49,12 +49,14 @@ import torch
 import tyro
 
 from agents import build_agent, parse_agent
-from agents.evaluation.runs import write_atomic
+from agents.evaluation.runs import one_line, write_atomic
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.distill import fit
 from agents.training.expert import FIELDS, label_self_play, search_targets
 from smoor_env import preset
 from smoor_env.observation import OBSERVATION_SIZE
+
+PROG = "python -m experiments.expert_iteration"
 
 
 @dataclass
@@ -105,7 +107,9 @@ class Args:
     progress: bool = True
     """print what happens"""
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
+        """Refuse settings that cannot run (a ValueError naming the option), before
+        anything is written."""
         for name in ("generations", "decisions", "num_envs", "epochs", "replay",
                      "eval_deals"):
             if getattr(self, name) < 1:
@@ -118,6 +122,11 @@ class Args:
             raise ValueError(f"--temperature must be > 0, got {self.temperature}")
         if parse_agent(self.teacher)[0] != "ismcts":
             raise ValueError(f"--teacher must be an ismcts spec, got {self.teacher!r}")
+        build_agent(self.teacher)
+        for name in self.rule_sets + self.eval_rule_sets:
+            preset(name, 4)
+        if self.init:
+            load_checkpoint(self.init)
 
 
 def table_rules(args: Args) -> list:
@@ -270,10 +279,17 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv: list[str] | None = None) -> dict:
-    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
-    return run(args)
+def main(argv: list[str] | None = None) -> int:
+    """The command; its exit status (2 and one line for settings it refuses)."""
+    args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
+    try:
+        args.check()
+    except (ValueError, TypeError, OSError) as error:
+        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    run(args)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

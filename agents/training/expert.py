@@ -15,7 +15,9 @@ each) with ``teacher`` choosing for every seat, and returns per decision:
 * ``"returns"`` (D,) float32 the seat's round points (Hearts: minus its penalty points;
   partners: the team's) of the round the decision was made in, and ``"value_scale"`` (D,)
   float32 what a value head divides them by (``agents.ismcts._value_scale``);
-* ``"table"`` (D,) int16, the index into ``rules_list`` of the decision's rule set.
+* ``"table"`` (D,) int16, the index into ``rules_list`` of the decision's rule set,
+  ``"game"`` (D,) int32 the game of that table's batch, ``"round"`` (D,) int32 which of
+  its rounds (0, 1, ...) and ``"seat"`` (D,) int8 the seat that decided.
 
 No labels are kept in the repository: ``experiments/expert_iteration.py`` makes them
 afresh (from its seeds, so the same command labels the same decisions).
@@ -32,8 +34,9 @@ from smoor_env.core.rules import Rules
 from smoor_env.envs.selfplay import SelfPlayVectorEnv
 from smoor_env.observation import compact_scale
 
-FIELDS = ("observations", "masks", "actions", "values", "visits", "returns", "value_scale",
-          "table")
+#: The arrays of a labelling; the first seven are gathered step by step.
+FIELDS = ("observations", "masks", "actions", "values", "visits", "value_scale", "table",
+          "returns", "game", "round", "seat")
 
 
 def label_self_play(teacher, rules_list: list[Rules], decisions: int, num_envs: int,
@@ -59,9 +62,8 @@ def label_self_play(teacher, rules_list: list[Rules], decisions: int, num_envs: 
                        "restarting": np.zeros(num_envs, bool),
                        "open": np.ones(num_envs, bool),  # (N,) its round is labelled
                        "round": np.zeros(num_envs, np.int64),  # (N,) rounds begun, per game
-                       "earned": np.zeros((num_envs, rules.num_players)),  # (N, P) this round
-                       "pending": []})
-    parts: dict[str, list[np.ndarray]] = {key: [] for key in FIELDS}
+                       "earned": np.zeros((num_envs, rules.num_players))})  # (N, P) so far
+    parts: dict[str, list[np.ndarray]] = {key: [] for key in FIELDS[:7]}
     outcome: dict[tuple[int, int, int], np.ndarray] = {}  # (table, game, round) -> (P,)
     keys: list[np.ndarray] = []  # per part: (L, 3) its decisions' (table, game, round)
     seats: list[np.ndarray] = []
@@ -105,9 +107,11 @@ def label_self_play(teacher, rules_list: list[Rules], decisions: int, num_envs: 
                 table["open"][terminated] = False
         if progress is not None:
             progress(taken)
-    data = {key: np.concatenate(value) for key, value in parts.items() if key != "returns"}
+    data = {key: np.concatenate(value) for key, value in parts.items()}
     key = np.concatenate(keys)  # (D, 3)
     seat = np.concatenate(seats)  # (D,)
+    data["game"], data["round"] = key[:, 1].astype(np.int32), key[:, 2].astype(np.int32)
+    data["seat"] = seat.astype(np.int8)
     data["returns"] = np.array([outcome[tuple(row)][s] if tuple(row) in outcome else np.nan
                                 for row, s in zip(key.tolist(), seat.tolist(), strict=True)],
                                np.float32)
