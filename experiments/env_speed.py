@@ -3,7 +3,9 @@
 * AEC: one game at a time, an observation (``env.last()``) before every action,
   uniformly random legal actions, whole matches of 4-player Smoorverliefd.
 * Self-play: ``SelfPlayVectorEnv`` decisions/s (every seat a learner), float32 and
-  int8 observations, and the vector env with greedy opponents (``act_state``).
+  int8 observations, the acting seats' gathered (N, D) or every seat's (N, P, D) as the
+  env keeps them (``all_seats``); and the vector env with greedy opponents
+  (``act_state``).
 * Vector: ``SmoorVectorEnv`` with random opponents; every learner step returns
   observations and masks for all sub-environments; reported per learner step
   and per action of any seat (plies), over the whole loop and counting only the
@@ -129,10 +131,12 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
 
 
 def selfplay_steps_per_second(num_envs: int, seconds: float, seed: int,
-                              obs_dtype: str) -> dict:
+                              obs_dtype: str, all_seats: bool = False) -> dict:
     """``SelfPlayVectorEnv``: decisions/s (every seat a learner), observations and masks
-    every step, a random legal action per game (left out of the in-step figure)."""
-    envs = SelfPlayVectorEnv(num_envs, Rules(), obs_dtype=obs_dtype, copy=False)
+    every step, a random legal action per game (left out of the in-step figure); with
+    ``all_seats`` the (N, P, D) buffer of every seat's observation, not gathered."""
+    envs = SelfPlayVectorEnv(num_envs, Rules(), obs_dtype=obs_dtype, copy=False,
+                             all_seats=all_seats)
     steps, elapsed, in_step = random_legal_steps(envs, seconds, seed)
     return {"decisions_per_s": steps * num_envs / elapsed,
             "decisions_per_s_in_step": steps * num_envs / in_step}
@@ -326,12 +330,15 @@ def main(argv: list[str] | None = None) -> None:
               f"{result['learner_steps_per_s_in_step']:,.0f} counting only step())", flush=True)
     for n in args.num_envs:
         for dtype in ("float32", "int8"):
-            result = selfplay_steps_per_second(n, args.seconds, args.seed, dtype)
-            rows.append({"env": f"SelfPlayVectorEnv num_envs={n} {dtype}", **result})
-            print(f"self-play, num_envs={n:6d}, {dtype:7}: "
-                  f"{result['decisions_per_s']:12,.0f} decisions/s "
-                  f"({result['decisions_per_s_in_step']:,.0f} counting only step())",
-                  flush=True)
+            for every in (False, True):
+                result = selfplay_steps_per_second(n, args.seconds, args.seed, dtype, every)
+                name = f"SelfPlayVectorEnv num_envs={n} {dtype}" + " all_seats" * every
+                rows.append({"env": name, **result})
+                print(f"self-play, num_envs={n:6d}, {dtype:7}"
+                      f"{', all seats' if every else ''}: "
+                      f"{result['decisions_per_s']:12,.0f} decisions/s "
+                      f"({result['decisions_per_s_in_step']:,.0f} counting only step())",
+                      flush=True)
     rows.extend(worker_rows(args))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

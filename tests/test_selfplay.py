@@ -81,6 +81,32 @@ def test_each_game_of_a_batch_plays_as_it_would_alone(name):
             alone[i].reset(5, game_ids=[i + 6])
 
 
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("name, players", [("hearts", 4), ("bidding", 3), ("partners", 4),
+                                           ("pip_scoring", 5)])
+def test_all_seats_hands_out_every_seats_own_observation(name, players, copy):
+    """``all_seats=True``: (N, P, D), row [g, s] seat s's own observation of game g (as
+    ``observe`` builds it), row [g, seat to act] what the gathered env hands out."""
+    rules = preset(name, players, matches=True)
+    every, acting = (SelfPlayVectorEnv(5, rules, obs_dtype="int8", copy=copy, all_seats=a)
+                     for a in (True, False))
+    out, info = every.reset(seed=9)
+    one, _ = acting.reset(seed=9)
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        assert out.shape == (5, players, 1128) and out.dtype == np.int8
+        for seat in range(players):
+            expected = observe(every.engine, np.full(5, seat), dtype="int8")
+            assert np.array_equal(out[:, seat], expected)
+        assert np.array_equal(out[np.arange(5), info["seat"]], one)
+        assert out.flags.writeable == copy
+        actions = _policy(info["action_mask"], rng)
+        out, rewards, terminated, _, info = every.step(actions)
+        one, rewards_one, terminated_one, _, _ = acting.step(actions)
+        assert np.array_equal(rewards, rewards_one)
+        assert np.array_equal(terminated, terminated_one)
+
+
 @pytest.mark.parametrize("name", ["hearts", "smoorverliefd", "trump_hearts"])
 def test_no_seat_sees_a_hidden_card(name):
     """Swapping two hidden cards between two other seats never changes what the seat to

@@ -56,16 +56,23 @@ class SelfPlayVectorEnv:
             ``smoor_env.observation``).
         copy: return a new observation array each call (default); if False a read-only
             view of the env's own array, which the next call overwrites.
+        all_seats: observations are (N, P, D), every seat's own observation of every game
+            (row ``[g, info["seat"][g]]`` is the acting seat's), instead of (N, D) the
+            acting seats' alone. With ``copy=False`` this is the tracker's own buffer,
+            handed out without the per-step gather of the acting seats' rows (the
+            fastest way to read observations: docs/results/speed.md); a learner indexes
+            it itself, and must give each seat only its own row.
     """
 
     metadata = {"autoreset_mode": "NextStep"}
 
     def __init__(self, num_envs: int, rules: Rules | None = None, reward_mode: str = "round",
-                 obs_dtype: str = "float32", copy: bool = True, **rule_options: Any) -> None:
+                 obs_dtype: str = "float32", copy: bool = True, all_seats: bool = False,
+                 **rule_options: Any) -> None:
         self.rules = rules = _rules(rules, rule_options)
         self.num_envs = check_batch_size(num_envs, "num_envs")
         self.num_players = rules.num_players
-        self.copy = bool(copy)
+        self.copy, self.all_seats = bool(copy), bool(all_seats)
         self.dtype = observation_dtype(obs_dtype)
         self.engine = Engine(rules, self.num_envs)
         self._rewards = Rewards(self.engine, reward_mode)
@@ -111,7 +118,8 @@ class SelfPlayVectorEnv:
             actions: (N,) integer action ids, legal for the acting seat.
 
         Returns:
-            (N, D) observations of the seats to act next, (N, P) float32 rewards of
+            (N, D) observations of the seats to act next (``all_seats``: (N, P, D) every
+            seat's), (N, P) float32 rewards of
             every seat, (N,) bool terminated (the match ended), (N,) bool truncated
             (always False) and ``info``: ``"seat"`` (N,) int64 the seats to act,
             ``"action_mask"`` (N, 70) bool their legal actions.
@@ -176,8 +184,12 @@ class SelfPlayVectorEnv:
     def _outputs(self, terminated: np.ndarray, rewards: np.ndarray | None = None) -> tuple:
         """(observations, rewards, terminated, truncated, info) of the present state."""
         seat = self.seat
-        np.take(self._tracker.out, self._row0 + seat, axis=0, out=self._obs)
-        obs = self._obs.copy() if self.copy else self._obs.view()
+        if self.all_seats:  # the tracker's rows g * P + s, brought up to date by .out
+            every = self._tracker.out.reshape(self.num_envs, self.num_players, -1)  # (N, P, D)
+            obs = every.copy() if self.copy else every.view()
+        else:
+            np.take(self._tracker.out, self._row0 + seat, axis=0, out=self._obs)
+            obs = self._obs.copy() if self.copy else self._obs.view()
         if not self.copy:
             obs.flags.writeable = False
         if rewards is None:
