@@ -25,8 +25,9 @@ deal from seed ``--seed + 100 g + k`` for table k (all below 1,000, the training
 the measurements from 1,000. Everything is written to ``--out-dir``: ``gen<g>.pt``
 (checkpoints ``ppo:checkpoint=...`` plays), ``labels/gen<g>.npz`` (not for the
 repository: the command makes them again), ``eval_gen<g>.json``, ``summary.json`` and
-``curve.png``. A generation whose files exist is read, not made again, so a stopped run
-goes on where it stopped.
+``curve.png``, and ``args.json``, the settings. A generation whose files exist is read,
+not made again, so a stopped run goes on where it stopped (or on to more
+``--generations``); other settings for the same folder are refused, naming them.
 
     python -m experiments.expert_iteration                          # the shipped budget
     python -m experiments.expert_iteration --generations 1 --decisions 200 \\
@@ -190,9 +191,32 @@ def evaluate(args: Args, generation: int, new: str, old: str, folder: Path) -> d
     return agent_strength.main(argv)
 
 
+#: Settings that do not change what a generation is: a run may go on with other values.
+_FREE = ("generations", "progress", "out_dir")
+
+
+def claim(args: Args, folder: Path) -> None:
+    """Record the run's settings in ``folder/args.json``, or, going on with a run, refuse
+    (a ValueError naming them) settings that differ from those its generations were
+    made with (only ``_FREE`` ones may: more generations, say)."""
+    wanted = {k: v for k, v in dataclasses.asdict(args).items() if k not in _FREE}
+    path = folder / "args.json"
+    if path.exists():
+        had = {k: v for k, v in json.loads(path.read_text()).items() if k not in _FREE}
+        changed = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
+        if changed:
+            raise ValueError(f"{folder} holds a run made with other settings ("
+                             + ", ".join(f"--{k.replace('_', '-')} {had.get(k)!r}"
+                                         for k in changed)
+                             + "): go on with those, or use another --out-dir")
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(dataclasses.asdict(args), indent=1))
+
+
 def run(args: Args) -> dict:
     folder = Path(args.out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    claim(args, folder)
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)  # the other core measures the generations
     if args.init:
@@ -284,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
     try:
         args.check()
+        claim(args, Path(args.out_dir))
     except (ValueError, TypeError, OSError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return 2

@@ -176,6 +176,9 @@ def test_the_command_runs_generations_and_goes_on_where_it_stopped(tmp_path):
     assert stamps == {path.name: path.stat().st_mtime_ns for path in
                       [*folder.rglob("*.npz"), *folder.glob("gen*.pt")]}
     assert json.loads((folder / "summary.json").read_text())["generations"] == rows
+    other = run_command(tmp_path, "--generations", "2", "--temperature", "0.3")
+    assert other.returncode == 2 and "--temperature 0.5" in other.stderr, other.stderr
+    assert "Traceback" not in other.stderr
 
 
 @pytest.mark.parametrize("options, message", [
