@@ -4,16 +4,17 @@ One learning seat plays ``SmoorVectorEnv`` games. Its opponents come from an opp
 at the start of every episode each other seat of each game draws an agent from the
 pool ``--opponents`` (``random``, ``greedy``, ``mc``, options as ``mc:worlds=16``, and
 ``self``: earlier snapshots of the policy being trained; repeat a name to draw it more
-often). One policy can learn 3, 4 and 5 players at once (``--num-players 3 4 5``: one
-vector environment of ``--num-envs`` games per player count, one batch for PPO; the
-observation has one size for all). ``--imitate mc`` first clones a search agent's
-decisions (behaviour cloning on ``--imitate-decisions`` of its decisions in the
-learner's seat against the pool), then PPO goes on from there; with
-``--imitate-temperature T`` it distils the teacher's action values (``mc.evaluate``:
-softmax(value / T) over the cards searched) instead of its argmax, ``--imitate-data``
-keeps the labels in a file for later runs (several files: read and concatenated), and
-``--total-timesteps 0`` stops after the imitation. Illegal actions get a large negative
-logit, so the policy only ever plays legal moves.
+often). With ``--self-play`` the policy plays every seat of ``SelfPlayVectorEnv`` games
+instead, each (game, seat) its own trajectory for PPO. One policy can learn 3, 4 and 5
+players at once (``--num-players 3 4 5``: one vector environment of ``--num-envs`` games
+per player count, one batch for PPO; the observation has one size for all).
+``--imitate mc`` first clones a search agent's decisions (behaviour cloning on
+``--imitate-decisions`` of its decisions in the learner's seat against the pool), then
+PPO goes on from there; with ``--imitate-temperature T`` it distils the teacher's action
+values (``mc.evaluate``: softmax(value / T) over the cards searched) instead of its
+argmax, ``--imitate-data`` keeps the labels in a file for later runs (several files: read
+and concatenated), and ``--total-timesteps 0`` stops after the imitation. Illegal actions
+get a large negative logit, so the policy only ever plays legal moves.
 
 Every ``eval_interval`` updates the argmax policy plays ``eval_episodes`` fixed deals
 per player count against ``--eval-opponents``; the mean return per round goes to a
@@ -24,6 +25,7 @@ TensorBoard in each run folder. Needs the ``rl`` extra (PyTorch; TensorBoard for
 
     python -m experiments.train_ppo --total-timesteps 2000000 --opponents greedy random self
     python -m experiments.train_ppo --num-players 3 4 5 --imitate mc --seeds 0 1 2 --track
+    python -m experiments.train_ppo --self-play --num-players 3 4 5 --num-steps 64
     python -m experiments.train_ppo --imitate mc --imitate-temperature 0.3 \
         --imitate-data labels.npz --imitate-decisions 100000 --total-timesteps 0
     python -m experiments.train_ppo --help
@@ -58,7 +60,7 @@ from agents.ppo import training_rules
 from agents.training.distill import fit
 from agents.training.labels import label_decisions, soft_targets
 from agents.training.opponents import PoolEnv, opponent_list, pool_members
-from agents.training.selfplay import SelfPlay
+from agents.training.selfplay import SelfPlay, SelfPlayRollout
 from smoor_env import Rules
 from smoor_env.core.state import NUM_ACTIONS
 from smoor_env.envs.gym_env import SmoorVectorEnv
@@ -103,6 +105,15 @@ class Args:
     """updates between refreshes of the 'self' opponents"""
     snapshot_pool: int = 5
     """number of most recent snapshots the 'self' opponents are drawn from"""
+    self_play: bool = False
+    """true self-play: the policy being trained plays every seat of SelfPlayVectorEnv games
+    (one table of num_envs games per player count), so every decision is a learner's. Each
+    (game, seat) is its own trajectory (agents.training.selfplay.seat_advantages): a seat's
+    rewards up to its next decision go to its decision, GAE runs along its own decisions.
+    A decision whose next one of the same seat falls after the rollout is left out of that
+    update (at most P - 1 per game and rollout: raise num_steps to lose fewer). The
+    opponent pool then serves only --imitate; the training return is every seat's (so
+    constant where a round hands out fixed points, as Smoorverliefd's)"""
     reward_mode: str = "trick"
     """reward_mode of the environment: trick (shaped, after every trick) or round"""
     reward_scale: float = 0.1
@@ -276,6 +287,11 @@ def imitate(net: PolicyNet, args: Args, members: list, seed: int) -> dict[str, f
             "held_out_regret": float(np.mean(regret)) if len(regret) else float("nan")}
 
 
+def trained_against(args: Args) -> str:
+    """How the run was trained, for the curves' titles."""
+    return "in self-play" if args.self_play else f"vs opponents {'+'.join(args.opponents)}"
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
     fields = list(dict.fromkeys(key for row in rows for key in row))
     with open(path, "w", newline="") as f:
@@ -361,11 +377,16 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
         if writer:
             for key, value in cloned.items():
                 writer.add_scalar(f"imitation/{key}", value, 0)
-    tables = [PoolEnv(make_rules(args, p), args.num_envs, args.learner_seat, members,
-                      seed + 7919 * i, rng, args.reward_mode)
-              for i, p in enumerate(args.num_players)]
+    rollout, tables = None, []
+    if args.self_play:  # the policy in every seat; a rollout keeps each seat's rows
+        rollout = SelfPlayRollout([make_rules(args, p) for p in args.num_players],
+                                  args.num_envs, args.num_steps, seed, args.reward_mode)
+    else:
+        tables = [PoolEnv(make_rules(args, p), args.num_envs, args.learner_seat, members,
+                          seed + 7919 * i, rng, args.reward_mode)
+                  for i, p in enumerate(args.num_players)]
 
-    n, t_steps = args.num_envs * len(tables), args.num_steps
+    n, t_steps = args.num_envs * len(args.num_players), args.num_steps
     batch_size = n * t_steps
     num_iterations = args.total_timesteps // batch_size  # 0: imitation only
     obs_buf = torch.zeros((t_steps, n, OBSERVATION_SIZE))
@@ -383,12 +404,14 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
     if args.progress:
         print(f"run {run_name}: {num_iterations} updates of {batch_size} steps", flush=True)
 
-    ep_return = np.zeros(n)
+    ep_return = np.zeros((n, rollout.width)) if rollout else np.zeros(n)  # self-play: (n, P)
     recent: list[float] = []
     global_step = 0
 
     def current() -> tuple[torch.Tensor, torch.Tensor]:
         """(n, OBSERVATION_SIZE) observations and (n, 70) masks of all tables, in one batch."""
+        if rollout:
+            return torch.as_tensor(rollout.obs), torch.as_tensor(rollout.mask)
         return (torch.as_tensor(np.concatenate([t.obs for t in tables])),
                 torch.as_tensor(np.concatenate([t.info["action_mask"] for t in tables])))
 
@@ -428,32 +451,43 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
             obs_buf[step], mask_buf[step], act_buf[step] = obs_t, mask_t, action
             logp_buf[step], val_buf[step] = dist.log_prob(action), value
             actions = action.numpy()
-            reward, ended, valid = (np.concatenate(parts) for parts in zip(
-                *(t.step(actions[lo:hi]) for t, lo, hi in zip(
-                    tables, bounds[:-1], bounds[1:], strict=True)), strict=True))
+            if rollout:  # (n, P) rewards of every seat; the rollout keeps them per seat
+                reward, ended, valid = rollout.step(step, actions, value.numpy())
+            else:
+                reward, ended, valid = (np.concatenate(parts) for parts in zip(
+                    *(t.step(actions[lo:hi]) for t, lo, hi in zip(
+                        tables, bounds[:-1], bounds[1:], strict=True)), strict=True))
+                rew_buf[step] = torch.as_tensor(reward * args.reward_scale)
+                term_buf[step] = torch.as_tensor(ended.astype(np.float32))
             valid_buf[step] = torch.as_tensor(valid)
             global_step += int(valid.sum())
             ep_return += reward
-            recent = (recent + ep_return[ended].tolist())[-1000:]
+            finished = ep_return[ended][rollout.seated[ended]] if rollout else ep_return[ended]
+            recent = (recent + finished.tolist())[-1000:]
             ep_return[ended] = 0.0
-            rew_buf[step] = torch.as_tensor(reward * args.reward_scale)
-            term_buf[step] = torch.as_tensor(ended.astype(np.float32))
 
         # Generalised advantage estimation. A restart step follows every terminal step;
         # (1 - term) cuts the recursion there, and restart steps are left out of the loss.
+        # Self-play: the same along each (game, seat)'s own decisions (seat_advantages).
         with torch.no_grad():
             _, next_value = net(*current())
-        advantages = torch.zeros_like(rew_buf)
-        last = torch.zeros(n)
-        for t in reversed(range(t_steps)):
-            nxt = next_value if t == t_steps - 1 else val_buf[t + 1]
-            nonterminal = 1.0 - term_buf[t]
-            delta = rew_buf[t] + args.gamma * nxt * nonterminal - val_buf[t]
-            last = delta + args.gamma * args.gae_lambda * nonterminal * last
-            advantages[t] = last
-        returns = advantages + val_buf
+        if rollout:  # per seat: along each (game, seat)'s own decisions
+            seat_adv, seat_ret, complete = rollout.advantages(
+                next_value.numpy(), args.gamma, args.gae_lambda, args.reward_scale)
+            advantages, returns = torch.as_tensor(seat_adv), torch.as_tensor(seat_ret)
+            valid = torch.as_tensor(complete).reshape(-1)  # decisions whose outcome is seen
+        else:
+            advantages = torch.zeros_like(rew_buf)
+            last = torch.zeros(n)
+            for t in reversed(range(t_steps)):
+                nxt = next_value if t == t_steps - 1 else val_buf[t + 1]
+                nonterminal = 1.0 - term_buf[t]
+                delta = rew_buf[t] + args.gamma * nxt * nonterminal - val_buf[t]
+                last = delta + args.gamma * args.gae_lambda * nonterminal * last
+                advantages[t] = last
+            returns = advantages + val_buf
+            valid = valid_buf.reshape(-1)
 
-        valid = valid_buf.reshape(-1)
         b_obs = obs_buf.reshape(-1, OBSERVATION_SIZE)[valid]
         b_mask = mask_buf.reshape(-1, NUM_ACTIONS)[valid]
         b_act, b_logp = act_buf.reshape(-1)[valid], logp_buf.reshape(-1)[valid]
@@ -519,7 +553,7 @@ def train_seed(args: Args, seed: int, baselines: dict[str, float]) -> tuple[Path
                "cpu_seconds": round(cpu, 1), "final_eval": curve[-1], "baselines": baselines}
     (folder / "summary.json").write_text(json.dumps(summary, indent=2))
     plot_curves([curve], args.num_players, baselines, folder / "curve.png",
-                f"{run_name} vs opponents {'+'.join(args.opponents)}", args.eval_episodes)
+                f"{run_name} {trained_against(args)}", args.eval_episodes)
     if writer:
         writer.close()
     if args.progress:
@@ -553,8 +587,8 @@ def train(args: Args) -> list[Path]:
                   stem.with_name(stem.stem + "_curve.csv"))
         plot_curves(curves, args.num_players, baselines,
                     stem.with_name(stem.stem + "_curve.png"),
-                    f"PPO, {args.game} {args.num_players} players vs opponents "
-                    f"{'+'.join(args.opponents)}; eval vs {'+'.join(args.eval_opponents)}",
+                    f"PPO, {args.game} {args.num_players} players {trained_against(args)}; "
+                    f"eval vs {'+'.join(args.eval_opponents)}",
                     args.eval_episodes)
         stem.with_suffix(".json").write_text(json.dumps(
             {"args": dataclasses.asdict(args), "best_seed": best_curve[-1]["seed"],
