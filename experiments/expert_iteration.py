@@ -83,6 +83,9 @@ class Args:
     network of --hidden)"""
     hidden: list[int] = field(default_factory=lambda: [512, 512])
     """layer sizes of a fresh network (with --init '')"""
+    card_head: int = 0
+    """width of a fresh network's policy head shared by the 52 cards (0: none;
+    ``agents.policy_net.PolicyNet``), with --init ''"""
     temperature: float = 0.5
     """policy targets: softmax(value / T) over the searched moves, T in points"""
     epochs: int = 10
@@ -128,6 +131,9 @@ class Args:
             preset(name, 4)
         if self.init:
             load_checkpoint(self.init)
+        if self.card_head < 0 or (self.card_head and self.init):
+            raise ValueError("--card-head is for a fresh network (--init ''), >= 0, got "
+                             f"{self.card_head} with --init {self.init!r}")
 
 
 def table_rules(args: Args) -> list:
@@ -222,7 +228,7 @@ def run(args: Args) -> dict:
     if args.init:
         net = load_checkpoint(args.init)[0].train()
     else:
-        net = PolicyNet(tuple(args.hidden), obs_size=OBSERVATION_SIZE)
+        net = PolicyNet(tuple(args.hidden), obs_size=OBSERVATION_SIZE, card_head=args.card_head)
     history: list[dict[str, np.ndarray]] = []
     rows: list[dict] = []
     evals: list[tuple[int, Future]] = []

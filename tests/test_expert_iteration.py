@@ -185,8 +185,10 @@ def test_the_command_runs_generations_and_goes_on_where_it_stopped(tmp_path):
     (["--teacher", "mc"], "--teacher must be an ismcts spec"),
     (["--seed", "950"], "training seeds 0-999"),
     (["--decisions", "0"], "--decisions must be at least 1"),
+    (["--init", "ppo_hearts", "--card-head", "8"], "--card-head is for a fresh network"),
 ])
 def test_the_command_refuses_bad_settings(tmp_path, options, message):
+    """(``run_command`` gives ``--init ''``; a later ``--init`` wins.)"""
     pytest.importorskip("torch")
     done = run_command(tmp_path, *options)
     assert done.returncode != 0 and message in done.stderr
