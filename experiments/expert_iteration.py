@@ -54,7 +54,7 @@ from agents.evaluation.runs import one_line, write_atomic
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.distill import fit
 from agents.training.expert import FIELDS, label_self_play, search_targets
-from smoor_env import preset
+from smoor_env import PRESETS, preset
 from smoor_env.observation import OBSERVATION_SIZE
 
 PROG = "python -m experiments.expert_iteration"
@@ -139,13 +139,7 @@ class Args:
 def table_rules(args: Args) -> list:
     """The single-round rules of every labelled table."""
     return [preset(name, p) for name in args.rule_sets for p in args.players
-            if p in preset_players(name)]
-
-
-def preset_players(name: str) -> tuple[int, ...]:
-    from smoor_env import PRESETS
-
-    return PRESETS[name].players
+            if p in PRESETS[name].players]
 
 
 def teacher_spec(args: Args, prior: Path | None) -> str:

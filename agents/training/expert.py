@@ -64,9 +64,10 @@ def label_self_play(teacher, rules_list: list[Rules], decisions: int, num_envs: 
                        "round": np.zeros(num_envs, np.int64),  # (N,) rounds begun, per game
                        "earned": np.zeros((num_envs, rules.num_players))})  # (N, P) so far
     parts: dict[str, list[np.ndarray]] = {key: [] for key in FIELDS[:7]}
-    outcome: dict[tuple[int, int, int], np.ndarray] = {}  # (table, game, round) -> (P,)
     keys: list[np.ndarray] = []  # per part: (L, 3) its decisions' (table, game, round)
     seats: list[np.ndarray] = []
+    ended: list[np.ndarray] = []  # per step of a table: (M, 3) the rounds that ended
+    points: list[np.ndarray] = []  # and their (M, 5) points per seat, NaN past P
     taken = 0
     draining = False  # enough decisions: the rounds in progress are played to their end
     while True:
@@ -98,8 +99,10 @@ def label_self_play(teacher, rules_list: list[Rules], decisions: int, num_envs: 
                 taken += len(live)
             table["obs"], rewards, terminated, _, table["info"] = env.step(actions)
             table["earned"] += rewards
-            for game in np.flatnonzero(terminated):
-                outcome[(k, int(game), int(table["round"][game]))] = table["earned"][game].copy()
+            done = np.flatnonzero(terminated)  # (M,)
+            ended.append(np.stack([np.full(len(done), k), done, table["round"][done]], 1))
+            points.append(np.pad(table["earned"][done], ((0, 0), (0, 5 - rules.num_players)),
+                                 constant_values=np.nan))
             table["earned"][terminated] = 0.0
             table["round"][terminated] += 1
             table["restarting"] = terminated
@@ -112,10 +115,25 @@ def label_self_play(teacher, rules_list: list[Rules], decisions: int, num_envs: 
     seat = np.concatenate(seats)  # (D,)
     data["game"], data["round"] = key[:, 1].astype(np.int32), key[:, 2].astype(np.int32)
     data["seat"] = seat.astype(np.int8)
-    data["returns"] = np.array([outcome[tuple(row)][s] if tuple(row) in outcome else np.nan
-                                for row, s in zip(key.tolist(), seat.tolist(), strict=True)],
-                               np.float32)
+    data["returns"] = _outcomes(key, seat, np.concatenate(ended), np.concatenate(points))
     return data
+
+
+def _outcomes(key: np.ndarray, seat: np.ndarray, ended: np.ndarray, points: np.ndarray
+              ) -> np.ndarray:
+    """(D,) float32 the round points of seat ``seat`` (D,) in the round ``key`` (D, 3)
+    (table, game, round) of each decision, from the rounds that ``ended`` (M, 3) with
+    ``points`` (M, 5); NaN for a round that did not end."""
+    span = np.maximum(ended.max(axis=0, initial=0), key.max(axis=0, initial=0)) + 1  # (3,)
+    code = np.ravel_multi_index(ended.T, span)  # (M,) distinct: a round ends once
+    order = np.argsort(code)
+    wanted = np.ravel_multi_index(key.T, span)  # (D,)
+    at = np.minimum(np.searchsorted(code[order], wanted), len(code) - 1)  # (D,)
+    row = order[at] if len(code) else np.zeros(len(key), np.int64)
+    found = (code[row] == wanted) if len(code) else np.zeros(len(key), bool)
+    returns = np.full(len(key), np.nan, np.float32)
+    returns[found] = points[row[found], seat[found]]
+    return returns
 
 
 def _decide(teacher, view: dict[str, np.ndarray], rng: np.random.Generator
