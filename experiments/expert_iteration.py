@@ -53,7 +53,8 @@ from agents import build_agent, parse_agent
 from agents.evaluation.runs import one_line, write_atomic
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.distill import fit
-from agents.training.expert import FIELDS, label_self_play, search_targets
+from agents.training.expert import FIELDS, label_self_play
+from agents.training.labels import soft_targets
 from smoor_env import PRESETS, preset
 from smoor_env.observation import OBSERVATION_SIZE
 
@@ -240,7 +241,8 @@ def run(args: Args) -> dict:
                         for key in FIELDS}
                 start = time.perf_counter()
                 fitted = fit(net, data["observations"], data["masks"],
-                             search_targets(data, args.temperature), epochs=args.epochs,
+                             soft_targets(data["values"], data["actions"], args.temperature),
+                             epochs=args.epochs,
                              learning_rate=args.learning_rate, seed=args.seed + generation,
                              values=data["returns"] / data["value_scale"],
                              value_coef=args.value_coef)
@@ -308,11 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
     try:
         args.check()
-        claim(args, Path(args.out_dir))
+        run(args)  # claims the folder (or refuses it) before anything else
     except (ValueError, TypeError, OSError) as error:
         print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
         return 2
-    run(args)
     return 0
 
 

@@ -117,12 +117,13 @@ def test_fit_learns_the_targets_and_the_values():
     torch = pytest.importorskip("torch")
     from agents.policy_net import PolicyNet
     from agents.training.distill import fit
-    from agents.training.expert import search_targets
+    from agents.training.labels import soft_targets
 
     torch.manual_seed(0)
     data = label_self_play(make_agent("greedy"), [preset("hearts", 4)], 600, 8, seed=2,
                            rng=np.random.default_rng(0))
-    targets = search_targets(data, 0.5)  # greedy values nothing: one-hot on its moves
+    # greedy values nothing: one-hot on its moves
+    targets = soft_targets(data["values"], data["actions"], 0.5)
     values = data["returns"] / data["value_scale"]
     before = fit(PolicyNet((64,)), data["observations"], data["masks"], targets, epochs=0,
                  learning_rate=1e-3, seed=0, values=values, hold_one_in=4)

@@ -149,11 +149,3 @@ def _decide(teacher, view: dict[str, np.ndarray], rng: np.random.Generator
     shape = view["action_mask"].shape
     return actions, np.full(shape, np.nan), np.zeros(shape)
 
-
-def search_targets(data: dict[str, np.ndarray], temperature: float) -> np.ndarray:
-    """(D, 70) float32 policy targets of labelled decisions: softmax(value / ``temperature``)
-    over the root moves searched (values in points), one-hot on the teacher's move where
-    it searched nothing (``agents.training.labels.soft_targets``)."""
-    from agents.training.labels import soft_targets
-
-    return soft_targets(data["values"], data["actions"], temperature)
