@@ -49,7 +49,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --progress-bar off 'torch==2.13.0'
-	$(BIN)/python -m pip install --progress-bar off -e '.[dev,rl,ray]'
+	$(BIN)/python -m pip install --progress-bar off -e '.[dev,rl,ray,anchor]'
 	@touch $(STAMP)
 	@echo "==> $(VENV) ready"
 

@@ -50,7 +50,7 @@ import torch
 import tyro
 
 from agents import build_agent, parse_agent
-from agents.evaluation.runs import one_line, write_atomic
+from agents.evaluation.runs import claim_settings, one_line, write_atomic
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.distill import fit
 from agents.training.expert import FIELDS, label_self_play
@@ -196,28 +196,9 @@ def evaluate(args: Args, generation: int, new: str, old: str, folder: Path) -> d
 _FREE = ("generations", "progress", "out_dir")
 
 
-def claim(args: Args, folder: Path) -> None:
-    """Record the run's settings in ``folder/args.json``, or, going on with a run, refuse
-    (a ValueError naming them) settings that differ from those its generations were
-    made with (only ``_FREE`` ones may: more generations, say)."""
-    wanted = {k: v for k, v in dataclasses.asdict(args).items() if k not in _FREE}
-    path = folder / "args.json"
-    if path.exists():
-        had = {k: v for k, v in json.loads(path.read_text()).items() if k not in _FREE}
-        changed = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
-        if changed:
-            raise ValueError(f"{folder} holds a run made with other settings ("
-                             + ", ".join(f"--{k.replace('_', '-')} {had.get(k)!r}"
-                                         for k in changed)
-                             + "): go on with those, or use another --out-dir")
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(dataclasses.asdict(args), indent=1))
-
-
 def run(args: Args) -> dict:
     folder = Path(args.out_dir)
-    claim(args, folder)
+    claim_settings(args, folder, _FREE)
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)  # the other core measures the generations
     if args.init:

@@ -136,6 +136,25 @@ def write_atomic(path: Path, data: str) -> None:
         raise
 
 
+def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = ()) -> None:
+    """Record a run's settings (the dataclass ``args``) in ``folder/args.json``, or, going
+    on with a run, refuse (a ValueError naming them) settings that differ from those it was
+    made with; only the ``free`` ones may (more generations or deals, say)."""
+    wanted = {k: v for k, v in dataclasses.asdict(args).items() if k not in free}
+    path = folder / "args.json"
+    if path.exists():
+        had = {k: v for k, v in json.loads(path.read_text()).items() if k not in free}
+        changed = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
+        if changed:
+            raise ValueError(f"{folder} holds a run made with other settings ("
+                             + ", ".join(f"--{k.replace('_', '-')} {had.get(k)!r}"
+                                         for k in changed)
+                             + "): go on with those, or use another --out-dir")
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(dataclasses.asdict(args), indent=1))
+
+
 def csv_text(rows: list[dict], header: bool = False) -> str:
     """Rows as CSV lines (``csv`` module's dialect), optionally after the header line."""
     buffer = io.StringIO()

@@ -1,0 +1,82 @@
+"""The OpenSpiel anchor (experiments/openspiel_anchor.py): both programs play the same
+Hearts game card for card, the run resumes and refuses other settings, and the fact that
+made it Hearts without passing still holds."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+
+from experiments import openspiel_anchor as anchor  # noqa: E402
+from smoor_env import Engine, preset  # noqa: E402
+from smoor_env.core import cards as C  # noqa: E402
+
+
+def test_card_ids_map_both_ways_as_openspiel_names_them():
+    game = pyspiel.load_game("hearts")
+    state = game.new_initial_state()
+    state.apply_action(0)
+    for card in range(C.NUM_CARDS):
+        assert state.action_to_string(int(anchor.TO_OPENSPIEL[card])) == C.card_str(card)
+    assert (anchor.FROM_OPENSPIEL[anchor.TO_OPENSPIEL] == np.arange(C.NUM_CARDS)).all()
+
+
+def test_openspiel_deals_our_hands_to_the_mapped_players():
+    engine = Engine(preset("hearts_no_passing", 4), 1)
+    engine.reset(3000, game_ids=[5])
+    seat_of = np.array([2, 3, 0, 1])
+    state = anchor.openspiel_state(pyspiel.load_game("hearts"), engine, seat_of)
+    leader = int(np.flatnonzero(seat_of == engine.state.current_player[0])[0])
+    assert state.current_player() == leader  # the holder of 2C leads in both
+    assert state.legal_actions() == [int(anchor.TO_OPENSPIEL[C.TWO_OF_CLUBS])]
+
+
+def test_a_short_run_plays_every_rotation_scores_alike_and_resumes(tmp_path):
+    argv = ["--deals", "1", "--simulations", "10", "--ours", "greedy", "--out-dir",
+            str(tmp_path), "--no-progress"]
+    summary = anchor.main(argv)
+    games = anchor.read_games(tmp_path / "games.jsonl")
+    assert sorted(g["ours_seat"] for g in games) == [0, 1, 2, 3]
+    assert all(sum(g["points"]) in (26, 78) for g in games)  # 78: a moon
+    assert summary["deals_complete"] == 1 and summary["games_scored_differently"] == 0
+    margins = []
+    for g in games:
+        points = np.array(g["points"], float)
+        margins.append((points.sum() - points[g["ours_seat"]]) / 3 - points[g["ours_seat"]])
+    assert summary["advantage"]["mean"] == pytest.approx(np.mean(margins))
+    assert summary["ours_time"]["decisions"] > 0 and summary["openspiel_time"]["decisions"] > 0
+    again = anchor.main(argv + ["--deals", "1"])  # nothing left to play: the same games
+    assert anchor.read_games(tmp_path / "games.jsonl") == games
+    assert again["advantage"] == summary["advantage"]
+    with pytest.raises(ValueError, match="--simulations 10"):
+        anchor.main(["--deals", "1", "--simulations", "11", "--ours", "greedy",
+                     "--out-dir", str(tmp_path), "--no-progress"])
+    assert json.loads((tmp_path / "args.json").read_text())["simulations"] == 10
+
+
+def test_a_cut_last_line_is_left_out(tmp_path):
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({"deal": 0}) + "\n" + '{"deal": 1, "poi')
+    assert anchor.read_games(path) == [{"deal": 0}]
+
+
+def test_openspiel_ismcts_still_cannot_pass_in_hearts():
+    """Why the anchor plays without passing: if this fails, OpenSpiel's bot can pass now
+    and the anchor should play Hearts with passing (the protocol's first choice)."""
+    from open_spiel.python.algorithms import ismcts, mcts
+
+    game = pyspiel.load_game("hearts", {"qs_breaks_hearts": False})
+    rs = np.random.RandomState(0)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rs), 2.0, 20, random_state=rs)
+    state = game.new_initial_state()
+    state.apply_action(1)  # pass left
+    for _ in range(52):
+        state.apply_action(state.legal_actions()[0])
+    for _ in range(3):  # the first player's passes: its search works
+        state.apply_action(bot.step(state))
+    with pytest.raises(ValueError, match="cannot be empty"):
+        bot.step(state)  # the second player's first pass
