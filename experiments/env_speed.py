@@ -25,6 +25,12 @@
   of each worker is read (``/proc``), and what a machine with a free core per
   process would give is estimated from it: N / (the slower of the learner's
   block and the busiest worker + the learner's CPU time outside its block).
+* OpenSpiel's 4-player ``hearts`` (the ``anchor`` extra), one game at a time in a
+  Python loop, ``information_state_tensor`` (its Hearts has no other) of the player to
+  act before every action, random legal actions and chance outcomes: the loop a
+  researcher would write on OpenSpiel; beside it the same Hearts through our AEC env
+  (the same loop as above) and the vector env with greedy opponents, and their ratios,
+  in the same run.
 * PettingZoo's ``texas_holdem_v4`` (rlcard and pygame, in the ``bench`` extra)
   is measured with the same loop in the same run, for comparison; both
   environments also without PettingZoo's standard wrappers (``raw_env``), which
@@ -51,7 +57,7 @@ import pettingzoo
 import tyro
 
 from agents import RandomAgent, make_agent
-from smoor_env import Rules, SelfPlayVectorEnv, env, raw_env
+from smoor_env import Rules, SelfPlayVectorEnv, env, preset, raw_env
 from smoor_env.envs.gym_env import SmoorVectorEnv
 
 
@@ -119,10 +125,35 @@ def random_legal_steps(envs: Any, seconds: float, seed: int) -> tuple[int, float
     return steps, time.perf_counter() - start, in_step
 
 
+def openspiel_steps_per_second(seconds: float, seed: int) -> dict:
+    """OpenSpiel's 4-player Hearts in a per-game Python loop: the acting player's
+    information-state tensor, then a random legal action (chance outcomes drawn likewise)."""
+    import pyspiel
+
+    game = pyspiel.load_game("hearts")
+    rng = np.random.default_rng(seed)
+    steps, episodes = 0, 0
+    start = time.perf_counter()
+    while episodes == 0 or time.perf_counter() - start < seconds:
+        state = game.new_initial_state()
+        episodes += 1
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(outcomes[int(rng.random() * len(outcomes))][0])
+                continue
+            state.information_state_tensor(state.current_player())
+            legal = state.legal_actions()
+            state.apply_action(legal[int(rng.random() * len(legal))])
+            steps += 1
+    elapsed = time.perf_counter() - start
+    return {"steps_per_s": steps / elapsed, "steps_per_episode": steps / episodes}
+
+
 def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool,
-                            opponent: str = "random") -> dict:
-    envs = SmoorVectorEnv(num_envs=num_envs, rules=Rules(), opponents=make_agent(opponent),
-                          copy=copy)
+                            opponent: str = "random", rules: Rules | None = None) -> dict:
+    envs = SmoorVectorEnv(num_envs=num_envs, rules=rules or Rules(),
+                          opponents=make_agent(opponent), copy=copy)
     steps, elapsed, in_step = random_legal_steps(envs, seconds, seed)
     players = envs.rules.num_players
     return {"learner_steps_per_s": steps * num_envs / elapsed,
@@ -131,11 +162,12 @@ def vector_steps_per_second(num_envs: int, seconds: float, seed: int, copy: bool
 
 
 def selfplay_steps_per_second(num_envs: int, seconds: float, seed: int,
-                              obs_dtype: str, all_seats: bool = False) -> dict:
+                              obs_dtype: str, all_seats: bool = False,
+                              rules: Rules | None = None) -> dict:
     """``SelfPlayVectorEnv``: decisions/s (every seat a learner), observations and masks
     every step, a random legal action per game (left out of the in-step figure); with
     ``all_seats`` the (N, P, D) buffer of every seat's observation, not gathered."""
-    envs = SelfPlayVectorEnv(num_envs, Rules(), obs_dtype=obs_dtype, copy=False,
+    envs = SelfPlayVectorEnv(num_envs, rules or Rules(), obs_dtype=obs_dtype, copy=False,
                              all_seats=all_seats)
     steps, elapsed, in_step = random_legal_steps(envs, seconds, seed)
     return {"decisions_per_s": steps * num_envs / elapsed,
@@ -282,6 +314,45 @@ def _has_sb3() -> bool:
     return True
 
 
+def openspiel_rows(args: Args) -> list[dict]:
+    """4-player Hearts four ways in the same run: OpenSpiel's per-game loop (every
+    decision with an observation), our AEC env with the same loop, the self-play vector
+    env (every decision with an observation, like OpenSpiel's loop) and the vector env
+    with greedy opponents (learner steps) at the largest --num-envs, and the ratios of
+    the last three to the first."""
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError as error:
+        print(f"OpenSpiel's hearts not measured ({error}: the anchor extra)")
+        return []
+    theirs = openspiel_steps_per_second(args.seconds, args.seed)
+    ours = aec_steps_per_second(lambda: env(rules=preset("hearts", 4)), args.seconds,
+                                args.seed)
+    n = max(args.num_envs)
+    selfplay = selfplay_steps_per_second(n, args.seconds, args.seed, "float32",
+                                         rules=preset("hearts", 4))
+    vector = vector_steps_per_second(n, args.seconds, args.seed, False, "greedy",
+                                     preset("hearts", 4))
+    rows = [{"env": "OpenSpiel hearts loop (4 players, information_state_tensor)", **theirs},
+            {"env": "smoor_env AEC (4-player Hearts)", **ours},
+            {"env": f"SelfPlayVectorEnv num_envs={n} float32 (4-player Hearts)", **selfplay},
+            {"env": f"SmoorVectorEnv num_envs={n} copy=False greedy (4-player Hearts)",
+             **vector},
+            {"env": "ratio smoor_env AEC Hearts / OpenSpiel hearts loop",
+             "steps_per_s": ours["steps_per_s"] / theirs["steps_per_s"]},
+            {"env": f"ratio SelfPlayVectorEnv num_envs={n} Hearts / OpenSpiel hearts loop",
+             "steps_per_s": selfplay["decisions_per_s"] / theirs["steps_per_s"]},
+            {"env": f"ratio SmoorVectorEnv num_envs={n} greedy Hearts / OpenSpiel hearts loop",
+             "steps_per_s": vector["learner_steps_per_s"] / theirs["steps_per_s"]}]
+    print(f"4-player Hearts: OpenSpiel loop {theirs['steps_per_s']:,.0f} steps/s, our AEC "
+          f"{ours['steps_per_s']:,.0f} ({rows[4]['steps_per_s']:.2f}x), self-play "
+          f"num_envs={n} {selfplay['decisions_per_s']:,.0f} decisions/s "
+          f"({rows[5]['steps_per_s']:.0f}x), vector env greedy "
+          f"{vector['learner_steps_per_s']:,.0f} learner steps/s "
+          f"({rows[6]['steps_per_s']:.0f}x)", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     rows = []
@@ -328,6 +399,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"vector env, num_envs={n:6d}, copy=False: "
               f"{result['learner_steps_per_s']:12,.0f} learner steps/s (greedy opponents; "
               f"{result['learner_steps_per_s_in_step']:,.0f} counting only step())", flush=True)
+    rows.extend(openspiel_rows(args))
     for n in args.num_envs:
         for dtype in ("float32", "int8"):
             for every in (False, True):

@@ -34,6 +34,19 @@ def test_env_speed_measures_every_row_and_the_same_run_ratio(tmp_path, capsys):
     for dtype in ("float32", "int8"):
         selfplay = rows[f"SelfPlayVectorEnv num_envs=16 {dtype}"]
         assert selfplay["decisions_per_s_in_step"] >= selfplay["decisions_per_s"] > 0
+    if importlib.util.find_spec("pyspiel"):  # the anchor extra: OpenSpiel's Hearts loop
+        spiel = rows["OpenSpiel hearts loop (4 players, information_state_tensor)"]
+        aec = rows["smoor_env AEC (4-player Hearts)"]
+        selfplay = rows["SelfPlayVectorEnv num_envs=16 float32 (4-player Hearts)"]
+        assert spiel["steps_per_s"] > 0 and spiel["steps_per_episode"] >= 52
+        assert aec["steps_per_episode"] in (52, 64)  # 52 cards, 12 passes unless none
+        assert rows["ratio smoor_env AEC Hearts / OpenSpiel hearts loop"]["steps_per_s"] == (
+            aec["steps_per_s"] / spiel["steps_per_s"])
+        assert rows["ratio SelfPlayVectorEnv num_envs=16 Hearts / OpenSpiel hearts loop"][
+            "steps_per_s"] == selfplay["decisions_per_s"] / spiel["steps_per_s"]
+        greedy = rows["SmoorVectorEnv num_envs=16 copy=False greedy (4-player Hearts)"]
+        assert rows["ratio SmoorVectorEnv num_envs=16 greedy Hearts / OpenSpiel hearts loop"][
+            "steps_per_s"] == greedy["learner_steps_per_s"] / spiel["steps_per_s"]
     apis = ["SmoorVectorEnv"] + (["make_sb3_vec_env"] if importlib.util.find_spec(
         "stable_baselines3") else [])
     for api, dtype in itertools.product(apis, ("float32", "int8")):
