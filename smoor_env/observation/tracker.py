@@ -171,18 +171,20 @@ class ObservationTracker:
         # cost is the cache lines touched, and that one was just touched.
         at_card = at + rel * 52 + card  # (n,) flat index of (relative seat, card) in a block
         led = led[g].astype(np.int64)  # (n,) led suit before this card, -1 = it led
+        # The three writes that apply to some rows only are the "played" index plus, where
+        # they apply, the offset from it to their own (a multiply by a bool: no masks).
         where = np.empty((len(rows), 6), np.int64)  # (n, 6) flat indices
         played_at = np.add(at_card, _AT["played"], out=where[:, 0])  # (n,) strided view
         np.add(at_card, _AT["current_trick"], out=where[:, 1])
         own = rel == 0  # (n,) the observer played it: it leaves the observer's hand
-        np.copyto(where[:, 2], at + (_AT["hand"] + card), where=own)
-        np.copyto(where[:, 2], played_at, where=~own)
+        # (own: rel = 0, so hand + card is played_at + hand - played)
+        np.add(played_at, own * (_AT["hand"] - _AT["played"]), out=where[:, 2])
         lead = size[g] == 0  # (n,) the card led the trick
-        np.copyto(where[:, 3], at + (_AT["trick_leader"] + rel), where=lead)
-        np.copyto(where[:, 3], played_at, where=~lead)
+        leader_at = (_AT["trick_leader"] - _AT["played"]) - 51 * rel - card  # (n,) offset
+        np.add(played_at, lead * leader_at, out=where[:, 3])
         void = shows_void(card, led)  # (n,) it did not follow the led suit
-        np.copyto(where[:, 4], at + (_AT["voids"] + rel * 4 + led), where=void)
-        np.copyto(where[:, 4], played_at, where=~void)
+        void_at = (_AT["voids"] - _AT["played"]) - 48 * rel + led - card  # (n,) offset
+        np.add(played_at, void * void_at, out=where[:, 4])
         np.add(at, _AT["card_trick"] + card, out=where[:, 5])
         values = np.ones(where.shape, self.dtype)  # (n, 6)
         values[:, 2] = ~own  # 0 where the hand loses the card (else the "played" 1 again)
