@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.base import check_count, check_number, register
-from agents.mc import MCAgent, Prior
+from agents.mc import MCAgent, Prior, _optional_agent
 from agents.rollout import RolloutPolicy
 from agents.search import (
     Belief,
@@ -66,7 +66,8 @@ from agents.search import (
 from smoor_env.core import cards as C
 from smoor_env.core.bits import byte_prefix_counts, kth_set_bit
 from smoor_env.core.rules import Rules
-from smoor_env.core.state import Phase
+from smoor_env.core.state import Phase, State
+from smoor_env.observation import observe
 
 
 def _value_scale(rules: Rules) -> float:
@@ -113,6 +114,21 @@ def _points(values: np.ndarray, rules: Rules, relative: bool = False) -> np.ndar
     if relative:
         return (values - 0.5) * scale
     return (values - 1.0) * scale if rules.is_hearts else values * scale
+
+
+class _Observed(NamedTuple):
+    """What ``observe`` reads of an engine: the rollout engine's states with the full
+    rules (the rollout rules drop passing and Cupid's Arrow, which the observation shows)."""
+
+    state: State
+    rules: Rules
+    batch_size: int
+
+
+def _leaf_values(estimates: np.ndarray, rules: Rules) -> np.ndarray:
+    """(n,) a value head's estimates (the seat's round points over ``_value_scale``;
+    Hearts: minus its penalty points over 26) as the search's own values (``_values``)."""
+    return estimates.astype(np.float64) + (1.0 if rules.is_hearts else 0.0)
 
 
 class Analysis(NamedTuple):
@@ -214,7 +230,19 @@ class ISMCTSAgent(SearchAgent):
             default): ``"relative"`` where no policy prior plays (the Smoorverliefd
             variants; measured in docs/strength.md: it gains most in Blinde Liefde), ``"own"``
             where one does (Hearts, plain Smoorverliefd: the priors were distilled from
-            a search of the seat's own points, and those rows were measured so).
+            a search of the seat's own points, and those rows were measured so), and
+            wherever ``leaf`` evaluates.
+        leaf: a network's value head at the walks' leaves: an agent spec with a
+            ``value`` (a ``ppo`` checkpoint trained by ``experiments.expert_iteration``,
+            e.g. ``"ppo:checkpoint=gen6.pt"``), or ``"prior"`` (the prior's network in
+            each rule set). When a walk has left the tree and the seat is next to move,
+            the network values the seat's observation there (its round points over the
+            value scale); the walk's value is ``leaf_weight`` times that plus
+            ``1 - leaf_weight`` times the rollout's outcome (at ``leaf_weight=1`` the
+            rollout stops there). Walks whose round ends first keep the rollout's
+            outcome; the seeding wave is played out by rollouts. Needs ``value="own"``
+            (the head estimates the seat's own points). Default None: rollouts only.
+        leaf_weight: the network's share of a leaf's value, in [0, 1].
     """
 
     name = "ismcts"
@@ -227,12 +255,26 @@ class ISMCTSAgent(SearchAgent):
                  rules: Rules | None = None, belief: str = "uniform",
                  belief_candidates: int = 4, prior: str | None = "auto",
                  prior_weight: float = 0.3, root: str = "auto", bid_worlds: int = 512,
-                 value: str = "auto") -> None:
+                 value: str = "auto", leaf: str | None = None, leaf_weight: float = 0.5
+                 ) -> None:
         if root not in ("auto", "ucb", "paired", "halving"):
             raise ValueError(f"root must be 'auto', 'ucb', 'paired' or 'halving', got {root!r}")
         if value not in ("auto", "own", "relative"):
             raise ValueError(f"value must be 'auto', 'own' or 'relative', got {value!r}")
         self.root, self.value = root, value
+        leaf_weight = check_number("leaf_weight", leaf_weight)
+        if not 0.0 <= leaf_weight <= 1.0:
+            raise ValueError(f"leaf_weight must lie in [0, 1], got {leaf_weight}")
+        if leaf is not None and value == "relative":
+            raise ValueError("leaf evaluates the seat's own points: use value='own' or "
+                             "'auto' with a leaf network, not 'relative'")
+        if leaf is not None and opponents_in_tree:
+            raise ValueError("leaf values the searching seat only: it needs "
+                             "opponents_in_tree=False")
+        self.leaf, self.leaf_weight = leaf, float(leaf_weight)
+        self._leaf = None if leaf in (None, "prior") else _optional_agent("leaf", leaf)
+        if self._leaf is not None and not callable(getattr(self._leaf, "value", None)):
+            raise ValueError(f"leaf {leaf!r} has no value head: use a network (ppo)")
         iterations, walks = check_count("iterations", iterations), check_count("walks", walks)
         bid_worlds = check_count("bid_worlds", bid_worlds)
         exploration, noise = check_number("exploration", exploration), check_number("noise", noise)
@@ -298,7 +340,8 @@ class ISMCTSAgent(SearchAgent):
         ``bonus``): the root move of the best mean value, ``bonus`` added."""
         d = len(rows)
         root = self.root if self.root != "auto" else "ucb" if bonus is not None else "halving"
-        relative = self.value == "relative" or (self.value == "auto" and bonus is None)
+        relative = self.value == "relative" or (self.value == "auto" and bonus is None
+                                                 and self.leaf is None)
         mean = np.full((d, 52), np.nan)  # (D, 52) value units
         visits = np.zeros((d, 52))  # (D, 52)
         if root != "ucb":
@@ -456,7 +499,17 @@ class ISMCTSAgent(SearchAgent):
         st = engine.state
         in_tree = np.ones(len(node), bool)  # (R,) walks still in the tree
         path: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (walks, nodes, movers)
+        net = self._leaf_net(rules)
+        leaf = np.full(len(node), np.nan)  # (R,) the network's value for seat 0, NaN: none
         while not st.match_over.all():
+            if net is not None:  # left the tree, seat 0 to move, not yet valued: value it
+                ready = np.flatnonzero(~in_tree & ~st.match_over & (st.current_player == 0)
+                                       & np.isnan(leaf))
+                if len(ready):
+                    obs = observe(_Observed(st, rules, len(node)), 0, games=ready)
+                    leaf[ready] = _leaf_values(net.value(obs), rules)
+                if self.leaf_weight == 1.0 and not (np.isnan(leaf) & ~st.match_over).any():
+                    break  # every walk is valued or over: no rollout to finish
             moves = self._playouts.policy(engine, rng)  # (R,) the rollout moves
             walking = in_tree & ~st.match_over
             if not self.opponents_in_tree:  # other seats play the rollout policy
@@ -471,12 +524,24 @@ class ISMCTSAgent(SearchAgent):
                 node[walking] = nodes
                 in_tree[walking[new]] = False  # an expanded node ends the tree walk
             engine.step(moves)
-        points = self._playouts.points(engine, rules)  # (R, P)
+        points = self._playouts.points(engine, rules)  # (R, P) (partial where valued)
         value = _values(points, rules, relative)  # (R, P)
+        valued = ~np.isnan(leaf)  # (R,)
+        value[valued, 0] = ((1.0 - self.leaf_weight) * value[valued, 0]
+                            + self.leaf_weight * leaf[valued])
         for walks, nodes, movers in path:
             np.add.at(visits, nodes, 1.0)
             np.add.at(total, nodes, value[walks, movers])
         return size, value
+
+    def _leaf_net(self, rules: Rules) -> Any:
+        """The agent whose value head values the leaves in ``rules``, or None."""
+        if self.leaf is None:
+            return None
+        net = self._prior.agent_for(rules) if self.leaf == "prior" else self._leaf
+        if net is not None and not callable(getattr(net, "value", None)):
+            raise ValueError(f"leaf='prior' in {rules}: the prior has no value head")
+        return net
 
     def _seed_root(self, know: dict[str, np.ndarray], mask: np.ndarray, rules: Rules,
                    play_rules: Rules, child: np.ndarray, visits: np.ndarray, total: np.ndarray,

@@ -189,6 +189,7 @@ class NumpyPolicyNet:
 
         self.trunk = [layer(f"trunk.{2 * i}") for i in range(len(hidden))]
         self.policy = layer("policy")
+        self.value_head = layer("value") if "value.weight" in state else None  # (width, 1)
         self.obs_size = (self.trunk[0] if self.trunk else self.policy)[0].shape[0]
         self.card_head = int(card_head)
         if self.card_head:
@@ -239,6 +240,17 @@ class NumpyPolicyNet:
             card = hidden.reshape(b * 52, -1) @ w2  # (B * 52, 1)
             logits[:, :52] += card.reshape(b, 52) + b2  # (B, 52)
         return np.where(mask, logits, np.float32(MASKED_LOGIT))
+
+    def values(self, obs: np.ndarray) -> np.ndarray:
+        """(B,) float32 the value head's estimate for the observing seat of each observation
+        (B, OBS): its round points over the rule set's value scale, as expert iteration
+        trains it (``agents.training.expert``); a ValueError for a checkpoint without one."""
+        if self.value_head is None:
+            raise ValueError("this checkpoint has no value head")
+        h = np.asarray(obs, np.float32)[:, :self.obs_size]
+        for weight, bias in self.trunk:
+            h = np.maximum(h @ weight + bias, 0)  # (B, width)
+        return (h @ self.value_head[0] + self.value_head[1])[:, 0]  # (B,)
 
 
 def check_finite_weights(state: Mapping[str, Any], path: str | Path) -> None:
@@ -411,6 +423,15 @@ class PPOAgent:
         """(B, 70) float64 log-probabilities of the policy's actions (-inf where illegal)."""
         mask, logits = self._logits(observations)
         return np.where(mask, log_softmax(logits.astype(np.float64), axis=1), -np.inf)
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        """(B,) float32 the network's value head for float observations (B, OBS): the
+        observing seat's round points over the rule set's value scale (Hearts: minus its
+        penalty points over 26), as ``experiments.expert_iteration`` trains it."""
+        if not self.threads:
+            return self.net.values(obs)
+        with _blas().limit(limits=self.threads, user_api="blas"):
+            return self.net.values(obs)
 
     def act(self, observations: dict[str, np.ndarray], rng: np.random.Generator) -> np.ndarray:
         mask, logits = self._logits(observations)

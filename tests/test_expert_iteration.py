@@ -194,3 +194,69 @@ def test_the_command_refuses_bad_settings(tmp_path, options, message):
     done = run_command(tmp_path, *options)
     assert done.returncode != 0 and message in done.stderr
     assert not (tmp_path / "ei").exists()
+
+
+class _ConstantValue:
+    """A leaf network that values every position alike and keeps what it was shown."""
+
+    def __init__(self, estimate: float) -> None:
+        self.estimate, self.seen = estimate, []
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        self.seen.append(obs.copy())
+        return np.full(len(obs), self.estimate, np.float32)
+
+
+def _with_leaf(net, **options):
+    agent = make_agent("ismcts", **{**SMALL, "leaf": "ppo", **options})
+    agent._leaf = net  # the leaf network under test, instead of a checkpoint's head
+    return agent
+
+
+def test_the_leaf_network_values_the_seat_to_move_in_the_full_rules():
+    """At a leaf the searching seat is to move again, later in the same round: its hand
+    is the root's less at least the card it played; the observation shows the full rules
+    (Hearts with passing: passing and the pass direction, though rollouts play without)."""
+    from smoor_env.observation import split_observation
+
+    net = _ConstantValue(-0.2)
+    agent = _with_leaf(net)
+    view = decisions(preset("hearts", 4), n=4, steps=20)[19]  # past the passes: play
+    found = agent.analyse(view, np.random.default_rng(2))
+    assert net.seen and (found.actions >= 0).all()
+    root = split_observation(view["observation"])
+    for obs in net.seen:
+        leaf = split_observation(obs)
+        assert (leaf["rules"] == root["rules"][0]).all()
+        assert (leaf["pass_direction"].argmax(axis=1) == root["pass_direction"][0].argmax()).all()
+        held = leaf["hand"].sum(axis=1)  # (n,) cards in the seat's hand at the leaf
+        assert (held < root["hand"].sum(axis=1).max()).all() and (held >= 1).all()
+
+
+def test_leaf_weight_mixes_the_networks_value_with_the_rollouts():
+    """Weight 0: the search of ``value="own"`` without a network, to the draw. Weight 1
+    with no seeding wave: every walk early in the round is valued by the network alone,
+    so every searched root move is worth what it says (-0.2 x 26 penalty points)."""
+    rules = preset("hearts", 4)
+    view = decisions(rules, n=4, steps=18)[17]
+    plain = make_agent("ismcts", **SMALL, value="own").analyse(view, np.random.default_rng(3))
+    mixed = _with_leaf(_ConstantValue(-0.2), leaf_weight=0.0).analyse(
+        view, np.random.default_rng(3))
+    np.testing.assert_array_equal(plain.values, mixed.values)
+    assert (plain.actions == mixed.actions).all()
+    found = _with_leaf(_ConstantValue(-0.2), leaf_weight=1.0, seed_worlds=0).analyse(
+        view, np.random.default_rng(3))
+    searched = ~np.isnan(found.values[:, :52])
+    assert searched.any()
+    np.testing.assert_allclose(found.values[:, :52][searched], -0.2 * 26, atol=1e-9)
+
+
+@pytest.mark.parametrize("options, match", [
+    ({"leaf": "ppo", "value": "relative"}, "own"),
+    ({"leaf": "ppo", "opponents_in_tree": True}, "opponents_in_tree"),
+    ({"leaf": "greedy"}, "no value head"),
+    ({"leaf": "ppo", "leaf_weight": 1.5}, r"\[0, 1\]"),
+])
+def test_ismcts_refuses_a_leaf_it_cannot_use(options, match):
+    with pytest.raises(ValueError, match=match):
+        make_agent("ismcts", **options)

@@ -479,7 +479,10 @@ def test_the_numpy_network_computes_the_torch_networks_logits(name: str, tmp_pat
     obs = {k: v[~engine.state.match_over] for k, v in observations(engine).items()}
     mask = obs["action_mask"]
     with torch.no_grad():
-        expected = torch_net(torch.as_tensor(obs["observation"]), torch.as_tensor(mask))[0]
+        expected, value = torch_net(torch.as_tensor(obs["observation"]), torch.as_tensor(mask))
+    # The value head too (what ismcts's leaf reads): torch's, in numpy.
+    np.testing.assert_allclose(agent.value(obs["observation"]), value.numpy(), rtol=1e-4,
+                               atol=1e-4)
     got = agent.net.logits(obs["observation"], mask)
     np.testing.assert_allclose(got[mask], expected.numpy()[mask], rtol=1e-4, atol=1e-4)
     assert (agent.act(obs, None) == expected.numpy().argmax(axis=1)).all()
