@@ -25,9 +25,12 @@ with a choice, measured in the same games.
 
 Every game is appended to ``games.jsonl`` in ``--out-dir`` as it ends, so a stopped run
 goes on where it stopped (same command; the settings and the code must be the same).
+``--report`` plays nothing: it summarises the games a folder holds (a run's committed
+games, say), under the settings of its ``args.json``, with any version of the code.
 
     python -m experiments.openspiel_anchor                     # the protocol: 1,000 deals
     python -m experiments.openspiel_anchor --deals 4 --simulations 50 --out-dir /tmp/a
+    python -m experiments.openspiel_anchor --report --out-dir docs/results/openspiel-anchor/run2
 """
 
 from __future__ import annotations
@@ -77,10 +80,12 @@ class Args:
     """the run's folder: args.json, games.jsonl, summary.json"""
     progress: bool = True
     """a progress bar"""
+    report: bool = False
+    """play nothing: summarise the games in --out-dir under its args.json's settings"""
 
 
 #: Settings a run may go on with other values of: they do not change any game.
-_FREE = ("deals", "workers", "out_dir", "progress")
+_FREE = ("deals", "workers", "out_dir", "progress", "report")
 
 
 def openspiel_state(game, engine: Engine, seat_of: np.ndarray):
@@ -189,7 +194,24 @@ def summarise(args: Args, games: list[dict]) -> dict:
             "machine": {"cpus": os.cpu_count(), "load": os.getloadavg()}}
 
 
+def report(folder: Path) -> dict:
+    """The summary of the games ``folder`` holds, under the settings of its ``args.json``
+    (nothing is played or written; the code need not be the run's)."""
+    path = folder / "args.json"
+    if not path.exists():
+        raise ValueError(f"{folder} holds no run (no args.json)")
+    recorded = json.loads(path.read_text())
+    settings = Args(**{f.name: recorded[f.name] for f in dataclasses.fields(Args)
+                       if f.name in recorded})
+    games = read_games(folder / "games.jsonl")
+    summary = summarise(settings, [g for g in games if g["deal"] < settings.deals])
+    del summary["machine"]  # the load now says nothing of the games' machine
+    return summary
+
+
 def run(args: Args) -> dict:
+    if args.report:
+        return report(Path(args.out_dir))
     if args.deals < 1 or args.simulations < 1 or args.workers < 1:
         raise ValueError("--deals, --simulations and --workers must be >= 1")
     build_agent(args.ours)  # a bad spec fails here, before any game
@@ -226,6 +248,9 @@ def main(argv: list[str] | None = None) -> dict:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     summary = run(args)
     a = summary["advantage"]
+    if not summary["deals_complete"]:
+        print(f"no deal of {args.out_dir} has all its {PLAYERS} games yet")
+        return summary
     print(f"{summary['deals_complete']} deals: OpenSpiel ISMCTS - {args.ours} = "
           f"{a['mean']:+.2f} [{a['low']:+.2f}, {a['high']:+.2f}] penalty points a hand; "
           f"time a decision (median / p95 ms): ours {summary['ours_time']['median_ms']:.1f}"

@@ -58,6 +58,23 @@ def test_a_short_run_plays_every_rotation_scores_alike_and_resumes(tmp_path):
     assert json.loads((tmp_path / "args.json").read_text())["simulations"] == 10
 
 
+def test_report_summarises_a_copied_run_without_playing(tmp_path):
+    run = tmp_path / "run"
+    summary = anchor.main(["--deals", "1", "--simulations", "10", "--ours", "greedy",
+                           "--out-dir", str(run), "--no-progress"])
+    copy = tmp_path / "copy"  # a run's files as committed: args.json and games.jsonl only
+    copy.mkdir()
+    for name in ("args.json", "games.jsonl"):
+        (copy / name).write_bytes((run / name).read_bytes())
+    (copy / "games.jsonl").write_text((run / "games.jsonl").read_text() + '{"deal": 0, "ou')
+    reported = anchor.main(["--report", "--out-dir", str(copy)])
+    assert reported["advantage"] == summary["advantage"]
+    assert reported["games"] == 4 and reported["settings"]["simulations"] == 10
+    assert sorted(p.name for p in copy.iterdir()) == ["args.json", "games.jsonl"]
+    with pytest.raises(ValueError, match="no args.json"):
+        anchor.main(["--report", "--out-dir", str(tmp_path / "nothing")])
+
+
 def test_a_cut_last_line_is_left_out(tmp_path):
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps({"deal": 0}) + "\n" + '{"deal": 1, "poi')
