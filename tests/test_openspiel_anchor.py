@@ -64,8 +64,7 @@ def test_report_summarises_a_copied_run_without_playing(tmp_path):
                            "--out-dir", str(run), "--no-progress"])
     copy = tmp_path / "copy"  # a run's files as committed: args.json and games.jsonl only
     copy.mkdir()
-    for name in ("args.json", "games.jsonl"):
-        (copy / name).write_bytes((run / name).read_bytes())
+    (copy / "args.json").write_bytes((run / "args.json").read_bytes())
     (copy / "games.jsonl").write_text((run / "games.jsonl").read_text() + '{"deal": 0, "ou')
     reported = anchor.main(["--report", "--out-dir", str(copy)])
     assert reported["advantage"] == summary["advantage"]
