@@ -1,0 +1,154 @@
+"""Deep Monte Carlo self-play (DMC, as DouZero and SkatZero train), numpy play and PyTorch
+learning: one ``PolicyNet`` plays every seat of every table (one rule set and player
+count each), epsilon-greedy on its own move values, and learns each move it played by
+squared error against the round's outcome for the seat that played it.
+
+The move values live in the network's policy logits, in the units of expert iteration's
+targets (``experiments/expert_iteration.py`` fits softmax(value / 0.5 points)): a logit
+of ``l`` is ``l * POINTS_PER_LOGIT`` points. So the network plays as a policy
+(``ppo:checkpoint=...`` takes the largest logit, the best move by its values) and serves
+as a search prior (a softmax over the logits) exactly as an expert-iteration network
+does, and an expert-iteration network is a warm start. The value head learns the same
+outcome for the state, over the rule set's value scale (``agents.ismcts._value_scale``).
+
+``DMCTables(rules_list, num_envs, seed)`` holds one ``SelfPlayVectorEnv`` per table;
+``play_round(k, choose)`` plays one round of all of table k's games with ``choose``
+deciding for every seat and returns every decision with its outcome; ``update`` is one
+pass of minibatch regression over such decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.ismcts import _value_scale
+from agents.policy_net import PolicyNet
+from smoor_env.core.rules import Rules
+from smoor_env.envs.gym_env import RESTART_ACTION
+from smoor_env.envs.selfplay import SelfPlayVectorEnv
+from smoor_env.observation import compact_scale
+
+#: Points a logit stands for: expert iteration's default target temperature.
+POINTS_PER_LOGIT = 0.5
+
+#: The arrays of a round's decisions (``play_round``).
+FIELDS = ("observations", "actions", "returns", "value_scale")
+
+#: ``choose(observations, masks) -> actions``: (B, 1128) float32 and (B, 70) bool to (B,).
+Chooser = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class DMCTables:
+    """One ``SelfPlayVectorEnv`` of ``num_envs`` games per rule set (single rounds), table
+    k dealing from seed ``seed + k`` (game i's e-th round is game id ``i + e * num_envs``,
+    so every round is a new deal)."""
+
+    def __init__(self, rules_list: list[Rules], num_envs: int, seed: int) -> None:
+        if num_envs < 1 or not rules_list:
+            raise ValueError(f"need at least one table and one game, got {len(rules_list)} "
+                             f"tables of {num_envs}")
+        for rules in rules_list:
+            if rules.target_score is not None:
+                raise ValueError("DMC plays single rounds (target_score=None), got a match "
+                                 f"to {rules.target_score}")
+        self.rules = list(rules_list)
+        self.envs = [SelfPlayVectorEnv(num_envs, r, reward_mode="round", obs_dtype="int8")
+                     for r in self.rules]
+        # per table: (N, 1128) int8 observations, info, (N,) bool a round just ended there
+        self.state = [(*env.reset(seed=seed + k), np.zeros(num_envs, bool))
+                      for k, env in enumerate(self.envs)]
+        self.scale = compact_scale()  # (1128,) int8 observation to float
+
+    def play_round(self, k: int, choose: Chooser) -> dict[str, np.ndarray]:
+        """Play table k until each of its games has finished a round; return, for every
+        decision of those rounds seen here, ``"observations"`` (L, 1128) int8 (compact),
+        ``"actions"`` (L,) int64, ``"returns"`` (L,) float32 the round points of the seat
+        that decided (Hearts: minus its penalty points; partners: the team's) and
+        ``"value_scale"`` (L,) float32 the rule set's. A game that finished first waits
+        (its next round's moves are not recorded), so every decision has its outcome."""
+        env, rules = self.envs[k], self.rules[k]
+        obs, info, restarting = self.state[k]  # info: "seat" (N,), "action_mask" (N, 70)
+        games = len(obs)
+        if restarting.any():  # the rounds that ended on the last step begin now
+            obs, _, _, _, info = env.step(np.full(games, RESTART_ACTION))
+        seen: list[tuple[np.ndarray, ...]] = []  # per step: (L,) games, seats, (L, D), (L,)
+        points = np.zeros((games, rules.num_players), np.float32)  # (N, P) at the round's end
+        done = np.zeros(games, bool)  # (N,) finished its round
+        while not done.all():
+            actions = choose(obs.astype(np.float32) * self.scale, info["action_mask"])  # (N,)
+            live = np.flatnonzero(~done)
+            seen.append((live, info["seat"][live], obs[live], actions[live]))
+            obs, rewards, terminated, _, info = env.step(actions)
+            ended = terminated & ~done  # (N,) round rewards come once, at the end
+            points[ended] = rewards[ended]
+            done |= terminated
+        self.state[k] = (obs, info, terminated)
+        game = np.concatenate([s[0] for s in seen])  # (L,)
+        seat = np.concatenate([s[1] for s in seen])  # (L,)
+        return {"observations": np.concatenate([s[2] for s in seen]),
+                "actions": np.concatenate([s[3] for s in seen]).astype(np.int64),
+                "returns": points[game, seat],
+                "value_scale": np.full(len(game), _value_scale(rules), np.float32)}
+
+
+def epsilon_greedy(net: PolicyNet, epsilon: float, rng: np.random.Generator) -> Chooser:
+    """The network's best move by its values, or with probability ``epsilon`` a legal move
+    drawn uniformly (from ``rng``)."""
+    if not 0 <= epsilon <= 1:
+        raise ValueError(f"epsilon must be in [0, 1], got {epsilon}")
+
+    def choose(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        logits = net.logits(obs, mask)  # (B, 70) masked
+        best = logits.argmax(axis=1)  # (B,)
+        explore = rng.random(len(obs)) < epsilon  # (B,)
+        uniform = np.where(mask, rng.random(mask.shape), -1.0).argmax(axis=1)  # (B,)
+        return np.where(explore, uniform, best).astype(np.int64)
+
+    return choose
+
+
+@dataclass(frozen=True)
+class Update:
+    """One ``update``: mean squared errors (over the rule set's value scale, squared) of
+    the move values and of the value head, over the pass's minibatches."""
+
+    move_mse: float
+    value_mse: float
+    decisions: int
+
+
+def update(net: PolicyNet, optimizer: torch.optim.Optimizer, data: dict[str, np.ndarray],
+           minibatch: int, generator: torch.Generator, value_coef: float = 0.5,
+           max_grad_norm: float = 1.0) -> Update:
+    """One pass over ``data`` (``play_round``'s fields, concatenated) in shuffled
+    minibatches: the logit of each played move times ``POINTS_PER_LOGIT`` regresses on the
+    seat's round points, and the value head on the same points over the value scale,
+    both errors measured over the value scale."""
+    size = len(data["actions"])
+    order = torch.randperm(size, generator=generator)
+    obs_t = torch.as_tensor(data["observations"])  # (L, 1128) int8
+    scale = torch.as_tensor(compact_scale()[:net.obs_size])  # (obs,)
+    actions = torch.as_tensor(data["actions"])  # (L,)
+    points = torch.as_tensor(data["returns"])  # (L,)
+    value_scale = torch.as_tensor(data["value_scale"])  # (L,)
+    everything = torch.ones((1, net.policy.out_features), dtype=torch.bool)  # (1, 70)
+    move_sum = value_sum = 0.0
+    for begin in range(0, size, minibatch):
+        idx = order[begin:begin + minibatch]
+        logits, value = net(obs_t[idx].float() * scale, everything.expand(len(idx), -1))
+        played = logits.gather(1, actions[idx, None]).squeeze(1)  # (B,)
+        target = points[idx] / value_scale[idx]  # (B,)
+        move_loss = ((played * POINTS_PER_LOGIT / value_scale[idx] - target) ** 2).mean()
+        value_loss = ((value - target) ** 2).mean()
+        optimizer.zero_grad()
+        (move_loss + value_coef * value_loss).backward()
+        nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
+        optimizer.step()
+        move_sum += float(move_loss.detach()) * len(idx)
+        value_sum += float(value_loss.detach()) * len(idx)
+    return Update(move_sum / max(size, 1), value_sum / max(size, 1), size)

@@ -1,0 +1,176 @@
+"""Deep Monte Carlo self-play: one network for every rule set and player count learns the
+value of each of its moves from the rounds it plays against itself (``agents.training.dmc``,
+as DouZero and SkatZero train), at engine speed.
+
+An iteration plays one round of every game of every table (``--num-envs`` games each, one
+table per rule set and player count of ``--rule-sets`` x ``--players``), every seat
+played by the network, epsilon-greedy; then one pass of minibatch regression over the
+round's decisions (every decision used once, as in DMC). Adam's learning rate anneals
+linearly to 0 over ``--iterations``. Every ``--save-every`` iterations the network is
+written to ``--out-dir`` as ``it<i>.pt`` (``ppo:checkpoint=...`` plays it, as a policy or
+as ``ismcts``'s prior); ``log.jsonl`` holds one line an iteration (decisions, errors,
+seconds) and ``args.json`` the settings. Table k deals from training seed ``--seed + k``
+(below 1,000; the measurements deal from 1,000 up), the exploration and the minibatches
+from ``--seed``, so the same command makes the same network on the same machine.
+
+A run stopped part way cannot go on from where it stopped (the tables' games are not
+saved): its checkpoints so far stay; start again in a new ``--out-dir``.
+
+    python -m experiments.dmc --init runs/ei2/gen1.pt          # warm start, the defaults
+    python -m experiments.dmc --iterations 2 --num-envs 4 --out-dir /tmp/dmc   # a smoke run
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import tyro
+
+from agents.evaluation.runs import claim_settings, one_line
+from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
+from agents.training.dmc import FIELDS, DMCTables, epsilon_greedy, update
+from smoor_env import PRESETS, preset
+from smoor_env.observation import OBSERVATION_SIZE
+
+PROG = "python -m experiments.dmc"
+
+
+@dataclass
+class Args:
+    iterations: int = 150
+    """iterations (one round of every game of every table, then one pass over it)"""
+    num_envs: int = 128
+    """games per table (rule set and player count) played at once"""
+    epsilon: float = 0.03
+    """probability of a uniformly drawn legal move instead of the network's best"""
+    learning_rate: float = 3e-4
+    """Adam's learning rate (annealed linearly to 0 over the run)"""
+    minibatch: int = 1024
+    """decisions a gradient step"""
+    value_coef: float = 0.5
+    """weight of the value head's squared error beside the move values'"""
+    rule_sets: list[str] = field(default_factory=lambda: [
+        "smoorverliefd", "trump_hearts", "bidding", "partners", "pip_scoring", "hearts",
+        "hearts_no_passing"])
+    """rule sets played (names of smoor_env.PRESETS; each at the player counts it has)"""
+    players: list[int] = field(default_factory=lambda: [3, 4, 5])
+    """player counts played"""
+    init: str = ""
+    """the network to start from: a checkpoint's name or path ('' : a fresh network of
+    --hidden and --card-head)"""
+    hidden: list[int] = field(default_factory=lambda: [512, 512])
+    """layer sizes of a fresh network"""
+    card_head: int = 64
+    """width of a fresh network's head shared by the 52 cards (0: none)"""
+    seed: int = 900
+    """training seed: table k deals from seed + k; exploration and minibatches from it"""
+    save_every: int = 25
+    """iterations between checkpoints (the last iteration always writes one)"""
+    out_dir: str = "runs/dmc"
+    """where the run's files go"""
+    progress: bool = True
+    """print a line an iteration"""
+
+    def check(self) -> None:
+        """Refuse settings that cannot run (a ValueError naming the option)."""
+        for name in ("iterations", "num_envs", "minibatch", "save_every"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got "
+                                 f"{getattr(self, name)}")
+        if not 0 <= self.epsilon <= 1:
+            raise ValueError(f"--epsilon must be in [0, 1], got {self.epsilon}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"--learning-rate must be > 0, got {self.learning_rate}")
+        for name in self.rule_sets:
+            preset(name, 4)
+        if not self.tables():
+            raise ValueError(f"no rule set of {self.rule_sets} has a player count in "
+                             f"{self.players}")
+        if self.seed < 0 or self.seed + len(self.tables()) > 1000:
+            raise ValueError(f"--seed {self.seed} leaves the training seeds 0-999 with "
+                             f"{len(self.tables())} tables")
+        if self.init:
+            load_checkpoint(self.init)
+        elif self.card_head < 0:
+            raise ValueError(f"--card-head must be >= 0, got {self.card_head}")
+
+    def tables(self) -> list:
+        """The single-round rules of every table."""
+        return [preset(name, p) for name in self.rule_sets for p in self.players
+                if p in PRESETS[name].players]
+
+
+def log(args: Args, text: str) -> None:
+    if args.progress:
+        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def run(args: Args) -> list[dict]:
+    """Train; return the log's rows."""
+    folder = Path(args.out_dir)
+    if (folder / "log.jsonl").exists():
+        raise ValueError(f"{folder} holds a DMC run already (a run cannot go on from where "
+                         "it stopped): use another --out-dir")
+    claim_settings(args, folder)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(1)
+    if args.init:
+        net = load_checkpoint(args.init)[0]
+    else:
+        net = PolicyNet(tuple(args.hidden), obs_size=OBSERVATION_SIZE, card_head=args.card_head)
+    rules = args.tables()
+    tables = DMCTables(rules, args.num_envs, args.seed)
+    rng = np.random.default_rng(args.seed)
+    generator = torch.Generator().manual_seed(args.seed)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    choose = epsilon_greedy(net, args.epsilon, rng)
+    rows = []
+    for iteration in range(1, args.iterations + 1):
+        start = time.perf_counter()
+        net.eval()
+        parts = [tables.play_round(k, choose) for k in range(len(rules))]
+        data = {key: np.concatenate([part[key] for part in parts]) for key in FIELDS}
+        played = time.perf_counter()
+        net.train()
+        optimizer.param_groups[0]["lr"] = args.learning_rate * (
+            1 - (iteration - 1) / args.iterations)
+        fitted = update(net, optimizer, data, args.minibatch, generator, args.value_coef)
+        row = {"iteration": iteration, "decisions": fitted.decisions,
+               "move_mse": fitted.move_mse, "value_mse": fitted.value_mse,
+               "play_seconds": played - start,
+               "update_seconds": time.perf_counter() - played}
+        rows.append(row)
+        with open(folder / "log.jsonl", "a") as out:
+            out.write(json.dumps(row) + "\n")
+        log(args, f"iteration {iteration}: {fitted.decisions} decisions, move error "
+                  f"{fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
+                  f"{row['play_seconds']:.1f} s play + {row['update_seconds']:.1f} s fit")
+        if iteration % args.save_every == 0 or iteration == args.iterations:
+            net.eval()
+            save_checkpoint(folder / f"it{iteration}.pt", net,
+                            {**dataclasses.asdict(args), "iteration": iteration,
+                             "method": "dmc", "game": "all", "num_players": args.players})
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command; its exit status (2 and one line for settings it refuses)."""
+    args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
+    try:
+        args.check()
+        run(args)
+    except (ValueError, TypeError, OSError) as error:
+        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

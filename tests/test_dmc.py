@@ -1,0 +1,147 @@
+"""Deep Monte Carlo self-play (``agents.training.dmc``, ``experiments/dmc.py``): every move
+learns the round's outcome for the seat that played it. Skipped without PyTorch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import make_agent  # noqa: E402
+from agents.policy_net import PolicyNet, load_checkpoint  # noqa: E402
+from agents.training.dmc import (  # noqa: E402
+    POINTS_PER_LOGIT,
+    DMCTables,
+    epsilon_greedy,
+    update,
+)
+from experiments import dmc  # noqa: E402
+from smoor_env import preset  # noqa: E402
+from smoor_env.envs.selfplay import SelfPlayVectorEnv  # noqa: E402
+from smoor_env.observation import compact_scale  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def lowest_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return np.argmax(mask, axis=1)
+
+
+@pytest.mark.parametrize("name,players", [("smoorverliefd", 4), ("hearts", 4),
+                                          ("bidding", 3), ("partners", 4)])
+def test_every_decision_of_a_round_carries_that_seats_round_points(name, players):
+    rules = preset(name, players)
+    tables = DMCTables([rules], num_envs=3, seed=7)
+    first, second = tables.play_round(0, lowest_legal), tables.play_round(0, lowest_legal)
+
+    # The same rounds, played by hand on the env the tables wrap.
+    env = SelfPlayVectorEnv(3, rules, reward_mode="round", obs_dtype="int8")
+    obs, info = env.reset(seed=7)
+    for got in (first, second):
+        decisions, seats, points = [], [], np.zeros((3, players))
+        done = np.zeros(3, bool)
+        while not done.all():
+            decisions.append(obs[~done])
+            seats.append((np.flatnonzero(~done), info["seat"][~done]))
+            obs, rewards, terminated, _, info = env.step(np.argmax(info["action_mask"], 1))
+            points[terminated & ~done] = rewards[terminated & ~done]
+            done |= terminated
+        obs, _, _, _, info = env.step(np.zeros(3, np.int64))  # the next rounds begin
+        games = np.concatenate([g for g, _ in seats])
+        seat = np.concatenate([s for _, s in seats])
+        np.testing.assert_array_equal(got["observations"], np.concatenate(decisions))
+        np.testing.assert_array_equal(got["returns"], points[games, seat])
+        turns = np.bincount(games * players + seat, minlength=3 * players)  # (3 P,)
+        assert turns.min() == turns.max() > 0  # whole rounds: every seat as often
+    assert not np.array_equal(first["observations"], second["observations"])  # new deals
+
+
+def test_partners_share_their_teams_points():
+    got = DMCTables([preset("partners", 4)], 2, seed=3).play_round(0, lowest_legal)
+    assert len(np.unique(got["returns"])) >= 2  # the two teams differ somewhere
+
+
+def test_epsilon_greedy_plays_the_best_value_or_a_legal_move():
+    net = PolicyNet((16,))
+    env = SelfPlayVectorEnv(64, preset("hearts", 4), obs_dtype="float32")
+    obs, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    rng = np.random.default_rng(0)
+    best = net.logits(obs, mask).argmax(1)
+    np.testing.assert_array_equal(epsilon_greedy(net, 0.0, rng)(obs, mask), best)
+    drawn = epsilon_greedy(net, 1.0, rng)(obs, mask)
+    assert mask[np.arange(64), drawn].all()
+    assert not np.array_equal(drawn, best)
+    with pytest.raises(ValueError, match="epsilon"):
+        epsilon_greedy(net, 1.5, rng)
+
+
+def test_update_fits_the_played_moves_to_their_points():
+    torch.manual_seed(0)
+    net = PolicyNet((32,))
+    data = DMCTables([preset("smoorverliefd", 3)], 8, seed=1).play_round(0, lowest_legal)
+    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+    generator = torch.Generator().manual_seed(0)
+    errors = [update(net, optimizer, data, 64, generator).move_mse for _ in range(60)]
+    assert errors[-1] < errors[0] / 20
+    with torch.no_grad():
+        obs = torch.as_tensor(data["observations"]).float() * torch.as_tensor(compact_scale())
+        logits, _ = net(obs, torch.ones((len(obs), 70), dtype=torch.bool))
+    played = logits.gather(1, torch.as_tensor(data["actions"])[:, None]).squeeze(1).numpy()
+    points = played * POINTS_PER_LOGIT  # the move values, in points
+    assert np.corrcoef(points, data["returns"])[0, 1] > 0.8
+
+
+def test_the_command_makes_the_same_network_twice_and_it_plays(tmp_path: Path):
+    argv = ["--iterations", "2", "--num-envs", "2", "--rule-sets", "smoorverliefd", "hearts",
+            "--players", "4", "--hidden", "32", "--card-head", "8", "--save-every", "1",
+            "--no-progress"]
+    assert dmc.main([*argv, "--out-dir", str(tmp_path / "a")]) == 0
+    assert dmc.main([*argv, "--out-dir", str(tmp_path / "b")]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "a" / "log.jsonl").read_text().splitlines()]
+    assert [row["iteration"] for row in rows] == [1, 2]
+    assert all(row["decisions"] == 2 * (52 + 52 + 12) for row in rows)  # 13 tricks; passes
+    for name in ("it1.pt", "it2.pt"):
+        a, b = (load_checkpoint(tmp_path / run / name)[0].state_dict() for run in "ab")
+        assert all(torch.equal(a[key], b[key]) for key in a)
+    one, two = (load_checkpoint(tmp_path / "a" / name)[0].state_dict() for name in
+                ("it1.pt", "it2.pt"))
+    assert not all(torch.equal(one[key], two[key]) for key in one)  # it learned
+    agent = make_agent("ppo", checkpoint=str(tmp_path / "a" / "it2.pt"))
+    env = SelfPlayVectorEnv(4, preset("hearts", 4))
+    obs, info = env.reset(seed=0)
+    actions = agent.act({"observation": obs, "action_mask": info["action_mask"]},
+                        np.random.default_rng(0))
+    assert info["action_mask"][np.arange(4), actions].all()
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--epsilon", "1.5", "--epsilon must be in"),
+    ("--iterations", "0", "--iterations must be at least 1"),
+    ("--seed", "990", "leaves the training seeds 0-999"),
+    ("--init", "no/such.pt", "no/such.pt"),
+])
+def test_the_command_refuses_settings_that_cannot_run(tmp_path, capsys, option, value,
+                                                      message):
+    assert dmc.main([option, value, "--out-dir", str(tmp_path / "run")]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_finished_folder_is_not_played_over(tmp_path, capsys):
+    argv = ["--iterations", "1", "--num-envs", "1", "--rule-sets", "hearts", "--players",
+            "4", "--hidden", "16", "--card-head", "0", "--no-progress", "--out-dir",
+            str(tmp_path)]
+    assert dmc.main(argv) == 0
+    assert dmc.main(argv) == 2
+    assert "holds a DMC run already" in capsys.readouterr().err
