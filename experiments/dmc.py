@@ -31,9 +31,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import tyro
 
-from agents.evaluation.runs import claim_settings, one_line
+from agents.evaluation.runs import checked_command, claim_settings
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.dmc import FIELDS, DMCTables, epsilon_greedy, update
 from smoor_env import PRESETS, preset
@@ -162,14 +161,7 @@ def run(args: Args) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     """The command; its exit status (2 and one line for settings it refuses)."""
-    args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
-    try:
-        args.check()
-        run(args)
-    except (ValueError, TypeError, OSError) as error:
-        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
-        return 2
-    return 0
+    return checked_command(PROG, Args, run, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":

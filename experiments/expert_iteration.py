@@ -47,10 +47,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import tyro
 
 from agents import build_agent, parse_agent
-from agents.evaluation.runs import claim_settings, one_line, write_atomic
+from agents.evaluation.runs import checked_command, claim_settings, write_atomic
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.distill import fit
 from agents.training.expert import FIELDS, label_self_play
@@ -288,14 +287,7 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The command; its exit status (2 and one line for settings it refuses)."""
-    args = tyro.cli(Args, args=argv, prog=PROG, description=__doc__.split("\n\n")[0])
-    try:
-        args.check()
-        run(args)  # claims the folder (or refuses it) before anything else
-    except (ValueError, TypeError, OSError) as error:
-        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
-        return 2
-    return 0
+    return checked_command(PROG, Args, run, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":

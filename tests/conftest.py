@@ -44,6 +44,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_slow)
 
 
+@pytest.fixture
+def one_torch_thread():
+    """PyTorch on one thread for the test (the other core runs the rest of the suite)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 #: Debian's chromium, which the browser tests drive with Playwright (`make test` installs it).
 CHROMIUM = "/usr/bin/chromium"
 

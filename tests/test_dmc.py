@@ -24,13 +24,7 @@ from smoor_env import preset  # noqa: E402
 from smoor_env.envs.selfplay import SelfPlayVectorEnv  # noqa: E402
 from smoor_env.observation import compact_scale  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def lowest_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -145,3 +139,12 @@ def test_a_finished_folder_is_not_played_over(tmp_path, capsys):
     assert dmc.main(argv) == 0
     assert dmc.main(argv) == 2
     assert "holds a DMC run already" in capsys.readouterr().err
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dmc, "run", interrupted)
+    assert dmc.main(["--out-dir", str(tmp_path)]) == 130
+    assert capsys.readouterr().err.strip() == "python -m experiments.dmc: interrupted"

@@ -24,12 +24,7 @@ SHIPPED = REPO / "agents" / "checkpoints" / "ppo_smoorverliefd.pt"
 SHIPPED_HEARTS = REPO / "agents" / "checkpoints" / "ppo_hearts.pt"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def play_rounds(agent, rules: Rules, games: int, seed: int) -> np.ndarray:

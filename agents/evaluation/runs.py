@@ -663,6 +663,26 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
+def checked_command(prog: str, args_type: type, run: Callable[[Any], Any], description: str,
+                    argv: list[str] | None = None) -> int:
+    """A training command: parse ``argv`` (tyro), ``args.check()``, ``run(args)``; the exit
+    status. Settings it refuses, and files it cannot write, end in one line
+    (``prog: error: ...``) and 2; Ctrl-C in ``prog: interrupted`` and 130."""
+    import tyro
+
+    args = tyro.cli(args_type, args=argv, prog=prog, description=description)
+    try:
+        args.check()
+        run(args)
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as error:
+        print(f"{prog}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def command_line(prog: str, args_type: type, play: Callable[[Any], tuple[Path, dict]],
                  description: str, argv: list[str] | None = None) -> int:
     """A run's command: parse ``argv`` (tyro; ``prog`` in the usage and error lines), run
