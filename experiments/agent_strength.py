@@ -13,7 +13,7 @@ are independent and the interval is paired, a t interval over deals. Every game
 is a single round (``target_score=None``; so Cupid's Arrow, which needs a match, is
 not in the ladder).
 
-Decision times: every searching agent of the ladder at its defaults, one decision
+Decision times: every agent of the ladder (the policies too), one decision
 at a time (B = 1, as in the PettingZoo environment), against greedy seats, over the
 decisions with more than one legal action: median and 95th percentile per rule set.
 
@@ -61,7 +61,7 @@ class Args:
     workers: int = 2
     """worker processes (results do not depend on it: every table has its own seeds)"""
     timing_decisions: int = 60
-    """decisions timed one at a time (B = 1) per searching agent and rule set (0: none)"""
+    """decisions timed one at a time (B = 1) per agent and rule set (0: none)"""
     seed: int = 0
     """seed of the deals and of the agents' generators"""
     out: str = "results/agent_strength.json"
@@ -206,8 +206,7 @@ def main(argv: list[str] | None = None) -> dict:
         for future in futures:  # in job order: the output does not depend on the workers
             rows.append(future.result())
             print(format_row(rows[-1]), flush=True)
-        searching = [s for s in args.ladder if parse_agent(s)[0] in ("mc", "ismcts")]
-        timing_jobs = [(spec, rule_set) for rule_set in args.rule_sets for spec in searching
+        timing_jobs = [(spec, rule_set) for rule_set in args.rule_sets for spec in args.ladder
                        if args.timing_decisions]
         timing = [pool.submit(decision_times, spec, rule_set, args.timing_decisions, args.seed)
                   for spec, rule_set in timing_jobs]

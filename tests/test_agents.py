@@ -855,6 +855,17 @@ def test_mc_collects_more_hearts_than_random_on_fixed_deals():
     assert mc > rand + 1.0
 
 
+def test_agent_strength_times_every_agent_of_the_ladder(tmp_path):
+    """Issue 43's tables give decision times for every agent, policies as well as searches."""
+    from experiments import agent_strength
+
+    result = agent_strength.main(["--ladder", "random", "greedy", "--rule-sets", "hearts",
+                                  "--players", "4", "--deals", "1", "--workers", "1",
+                                  "--timing-decisions", "3", "--out", str(tmp_path / "s.json")])
+    timed = [(t["agent"], t["rule_set"], t["decisions"]) for t in result["decision_time"]]
+    assert timed == [("random", "hearts", 3), ("greedy", "hearts", 3)]
+
+
 # ------------------------------------------------------------ rollout policies
 @pytest.mark.parametrize("rules", RULE_SETS.values(), ids=RULE_SETS.keys())
 def test_greedy_rollout_plays_what_the_greedy_agent_plays(rules):
