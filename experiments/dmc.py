@@ -5,13 +5,15 @@ as DouZero and SkatZero train), at engine speed.
 An iteration plays one round of every game of every table (``--num-envs`` games each, one
 table per rule set and player count of ``--rule-sets`` x ``--players``), every seat
 played by the network, epsilon-greedy; then one pass of minibatch regression over the
-round's decisions (every decision used once, as in DMC). Adam's learning rate anneals
-linearly to 0 over ``--iterations``. Every ``--save-every`` iterations the network is
-written to ``--out-dir`` as ``it<i>.pt`` (``ppo:checkpoint=...`` plays it, as a policy or
-as ``ismcts``'s prior); ``log.jsonl`` holds one line an iteration (decisions, errors,
-seconds) and ``args.json`` the settings. Table k deals from training seed ``--seed + k``
-(below 1,000; the measurements deal from 1,000 up), the exploration and the minibatches
-from ``--seed``, so the same command makes the same network on the same machine.
+round's decisions (every decision used once, as in DMC): each move's value learns the
+seat's round points, or with ``--targets rest`` its points from the decision on. Adam's
+learning rate anneals linearly to 0 over ``--iterations``. Every ``--save-every``
+iterations the network is written to ``--out-dir`` as ``it<i>.pt``
+(``ppo:checkpoint=...`` plays it, as a policy or as ``ismcts``'s prior); ``log.jsonl``
+holds one line an iteration (decisions, errors, seconds) and ``args.json`` the settings.
+Table k deals from training seed ``--seed + k`` (below 1,000; the measurements deal from
+1,000 up), the exploration and the minibatches from ``--seed``, so the same command makes
+the same network on the same machine.
 
 A run stopped part way cannot go on from where it stopped (the tables' games are not
 saved): its checkpoints so far stay; start again in a new ``--out-dir``.
@@ -34,7 +36,7 @@ import torch
 
 from agents.evaluation.runs import checked_command, claim_settings
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
-from agents.training.dmc import FIELDS, DMCTables, epsilon_greedy, update
+from agents.training.dmc import FIELDS, TARGETS, DMCTables, epsilon_greedy, update
 from smoor_env import PRESETS, preset
 from smoor_env.observation import OBSERVATION_SIZE
 
@@ -55,6 +57,9 @@ class Args:
     """decisions a gradient step"""
     value_coef: float = 0.5
     """weight of the value head's squared error beside the move values'"""
+    targets: str = "round"
+    """what a move's value learns: 'round', the seat's round points; 'rest', its points
+    from the decision on (the tricks already won left out: less noise)"""
     rule_sets: list[str] = field(default_factory=lambda: [
         "smoorverliefd", "trump_hearts", "bidding", "partners", "pip_scoring", "hearts",
         "hearts_no_passing"])
@@ -85,6 +90,8 @@ class Args:
                                  f"{getattr(self, name)}")
         if not 0 <= self.epsilon <= 1:
             raise ValueError(f"--epsilon must be in [0, 1], got {self.epsilon}")
+        if self.targets not in TARGETS:
+            raise ValueError(f"--targets must be one of {TARGETS}, got {self.targets!r}")
         if not self.learning_rate > 0:
             raise ValueError(f"--learning-rate must be > 0, got {self.learning_rate}")
         for name in self.rule_sets:
@@ -140,7 +147,8 @@ def run(args: Args) -> list[dict]:
         net.train()
         optimizer.param_groups[0]["lr"] = args.learning_rate * (
             1 - (iteration - 1) / args.iterations)
-        fitted = update(net, optimizer, data, args.minibatch, generator, args.value_coef)
+        fitted = update(net, optimizer, data, args.minibatch, generator, args.value_coef,
+                        targets=args.targets)
         row = {"iteration": iteration, "decisions": fitted.decisions,
                "move_mse": fitted.move_mse, "value_mse": fitted.value_mse,
                "play_seconds": played - start,

@@ -60,6 +60,25 @@ def test_every_decision_of_a_round_carries_that_seats_round_points(name, players
     assert not np.array_equal(first["observations"], second["observations"])  # new deals
 
 
+@pytest.mark.parametrize("name", ["smoorverliefd", "hearts", "bidding"])
+def test_what_a_seat_earned_before_its_decision_is_its_tricks_so_far(name):
+    """``earned`` is the sum of the seat's trick rewards before the decision, so the
+    ``rest`` target (round points less earned) is what the round pays from it on."""
+    rules = preset(name, 4)
+    got = DMCTables([rules], 2, seed=11).play_round(0, lowest_legal)
+    env = SelfPlayVectorEnv(2, rules, reward_mode="trick")
+    _, info = env.reset(seed=11)
+    so_far, before, done = np.zeros((2, 4)), [], np.zeros(2, bool)
+    while not done.all():
+        live = np.flatnonzero(~done)
+        before.append(so_far[live, info["seat"][live]])
+        _, rewards, terminated, _, info = env.step(np.argmax(info["action_mask"], 1))
+        so_far += rewards
+        done |= terminated
+    np.testing.assert_array_equal(got["earned"], np.concatenate(before))
+    assert (got["earned"] != 0).any() and (got["earned"] != got["returns"]).any()
+
+
 def test_partners_share_their_teams_points():
     got = DMCTables([preset("partners", 4)], 2, seed=3).play_round(0, lowest_legal)
     assert len(np.unique(got["returns"])) >= 2  # the two teams differ somewhere
@@ -80,20 +99,25 @@ def test_epsilon_greedy_plays_the_best_value_or_a_legal_move():
         epsilon_greedy(net, 1.5, rng)
 
 
-def test_update_fits_the_played_moves_to_their_points():
+@pytest.mark.parametrize("targets", ["round", "rest"])
+def test_update_fits_the_played_moves_to_their_points(targets):
     torch.manual_seed(0)
     net = PolicyNet((32,))
     data = DMCTables([preset("smoorverliefd", 3)], 8, seed=1).play_round(0, lowest_legal)
+    wanted = data["returns"] - (data["earned"] if targets == "rest" else 0)  # (L,) points
     optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
     generator = torch.Generator().manual_seed(0)
-    errors = [update(net, optimizer, data, 64, generator).move_mse for _ in range(60)]
+    errors = [update(net, optimizer, data, 64, generator, targets=targets).move_mse
+              for _ in range(60)]
     assert errors[-1] < errors[0] / 20
+    with pytest.raises(ValueError, match="targets must be one of"):
+        update(net, optimizer, data, 64, generator, targets="future")
     with torch.no_grad():
         obs = torch.as_tensor(data["observations"]).float() * torch.as_tensor(compact_scale())
         logits, _ = net(obs, torch.ones((len(obs), 70), dtype=torch.bool))
     played = logits.gather(1, torch.as_tensor(data["actions"])[:, None]).squeeze(1).numpy()
     points = played * POINTS_PER_LOGIT  # the move values, in points
-    assert np.corrcoef(points, data["returns"])[0, 1] > 0.8
+    assert np.corrcoef(points, wanted)[0, 1] > 0.9
 
 
 def test_the_command_makes_the_same_network_twice_and_it_plays(tmp_path: Path):
@@ -121,6 +145,7 @@ def test_the_command_makes_the_same_network_twice_and_it_plays(tmp_path: Path):
 
 @pytest.mark.parametrize("option,value,message", [
     ("--epsilon", "1.5", "--epsilon must be in"),
+    ("--targets", "future", "--targets must be one of"),
     ("--iterations", "0", "--iterations must be at least 1"),
     ("--seed", "990", "leaves the training seeds 0-999"),
     ("--init", "no/such.pt", "no/such.pt"),

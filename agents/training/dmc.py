@@ -37,7 +37,12 @@ from smoor_env.observation import compact_scale
 POINTS_PER_LOGIT = 0.5
 
 #: The arrays of a round's decisions (``play_round``).
-FIELDS = ("observations", "actions", "returns", "value_scale")
+FIELDS = ("observations", "actions", "returns", "earned", "value_scale")
+
+#: What a move's value is regressed on (``update``): ``"round"``, the round's points for
+#: the seat; ``"rest"``, its points from the decision on (the round's less those its
+#: tricks already earned, ``reward_mode="trick"``): the same order of the moves, less noise.
+TARGETS = ("round", "rest")
 
 #: ``choose(observations, masks) -> actions``: (B, 1128) float32 and (B, 70) bool to (B,).
 Chooser = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -57,35 +62,44 @@ class DMCTables:
                 raise ValueError("DMC plays single rounds (target_score=None), got a match "
                                  f"to {rules.target_score}")
         self.rules = list(rules_list)
-        self.envs = [SelfPlayVectorEnv(num_envs, r, reward_mode="round", obs_dtype="int8")
+        # Trick rewards: a round's add up to its points, and say what was earned so far.
+        self.envs = [SelfPlayVectorEnv(num_envs, r, reward_mode="trick", obs_dtype="int8")
                      for r in self.rules]
         # per table: (N, 1128) int8 observations, info, (N,) bool a round just ended there
         self.state = [(*env.reset(seed=seed + k), np.zeros(num_envs, bool))
                       for k, env in enumerate(self.envs)]
+        # per table: (N, P) float32 each seat's rewards so far in the round under way
+        self.earned = [np.zeros((num_envs, r.num_players), np.float32) for r in self.rules]
         self.scale = compact_scale()  # (1128,) int8 observation to float
 
     def play_round(self, k: int, choose: Chooser) -> dict[str, np.ndarray]:
         """Play table k until each of its games has finished a round; return, for every
         decision of those rounds seen here, ``"observations"`` (L, 1128) int8 (compact),
         ``"actions"`` (L,) int64, ``"returns"`` (L,) float32 the round points of the seat
-        that decided (Hearts: minus its penalty points; partners: the team's) and
-        ``"value_scale"`` (L,) float32 the rule set's. A game that finished first waits
+        that decided (Hearts: minus its penalty points; partners: the team's),
+        ``"earned"`` (L,) float32 the part of them its tricks had earned before the
+        decision (``reward_mode="trick"``), and ``"value_scale"`` (L,) float32 the rule
+        set's. A game that finished first waits
         (its next round's moves are not recorded), so every decision has its outcome."""
         env, rules = self.envs[k], self.rules[k]
         obs, info, restarting = self.state[k]  # info: "seat" (N,), "action_mask" (N, 70)
+        earned = self.earned[k]  # (N, P) this round's rewards so far, updated in place
         games = len(obs)
         if restarting.any():  # the rounds that ended on the last step begin now
             obs, _, _, _, info = env.step(np.full(games, RESTART_ACTION))
-        seen: list[tuple[np.ndarray, ...]] = []  # per step: (L,) games, seats, (L, D), (L,)
+        seen: list[tuple[np.ndarray, ...]] = []  # per step: games, seats, obs, actions, earned
         points = np.zeros((games, rules.num_players), np.float32)  # (N, P) at the round's end
         done = np.zeros(games, bool)  # (N,) finished its round
         while not done.all():
             actions = choose(obs.astype(np.float32) * self.scale, info["action_mask"])  # (N,)
             live = np.flatnonzero(~done)
-            seen.append((live, info["seat"][live], obs[live], actions[live]))
+            seat = info["seat"][live]
+            seen.append((live, seat, obs[live], actions[live], earned[live, seat]))
             obs, rewards, terminated, _, info = env.step(actions)
-            ended = terminated & ~done  # (N,) round rewards come once, at the end
-            points[ended] = rewards[ended]
+            earned += rewards
+            ended = terminated & ~done  # (N,) the recorded rounds that end now
+            points[ended] = earned[ended]
+            earned[terminated] = 0.0
             done |= terminated
         self.state[k] = (obs, info, terminated)
         game = np.concatenate([s[0] for s in seen])  # (L,)
@@ -93,6 +107,7 @@ class DMCTables:
         return {"observations": np.concatenate([s[2] for s in seen]),
                 "actions": np.concatenate([s[3] for s in seen]).astype(np.int64),
                 "returns": points[game, seat],
+                "earned": np.concatenate([s[4] for s in seen]),
                 "value_scale": np.full(len(game), _value_scale(rules), np.float32)}
 
 
@@ -124,17 +139,21 @@ class Update:
 
 def update(net: PolicyNet, optimizer: torch.optim.Optimizer, data: dict[str, np.ndarray],
            minibatch: int, generator: torch.Generator, value_coef: float = 0.5,
-           max_grad_norm: float = 1.0) -> Update:
+           max_grad_norm: float = 1.0, targets: str = "round") -> Update:
     """One pass over ``data`` (``play_round``'s fields, concatenated) in shuffled
     minibatches: the logit of each played move times ``POINTS_PER_LOGIT`` regresses on the
-    seat's round points, and the value head on the same points over the value scale,
-    both errors measured over the value scale."""
+    seat's round points (``targets="round"``) or on its points from the decision on
+    (``"rest"``), and the value head on the round points over the value scale, both
+    errors measured over the value scale."""
+    if targets not in TARGETS:
+        raise ValueError(f"targets must be one of {TARGETS}, got {targets!r}")
     size = len(data["actions"])
     order = torch.randperm(size, generator=generator)
     obs_t = torch.as_tensor(data["observations"])  # (L, 1128) int8
     scale = torch.as_tensor(compact_scale()[:net.obs_size])  # (obs,)
     actions = torch.as_tensor(data["actions"])  # (L,)
     points = torch.as_tensor(data["returns"])  # (L,)
+    move_points = points - torch.as_tensor(data["earned"]) if targets == "rest" else points
     value_scale = torch.as_tensor(data["value_scale"])  # (L,)
     everything = torch.ones((1, net.policy.out_features), dtype=torch.bool)  # (1, 70)
     move_sum = value_sum = 0.0
@@ -142,9 +161,9 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, data: dict[str, np.
         idx = order[begin:begin + minibatch]
         logits, value = net(obs_t[idx].float() * scale, everything.expand(len(idx), -1))
         played = logits.gather(1, actions[idx, None]).squeeze(1)  # (B,)
-        target = points[idx] / value_scale[idx]  # (B,)
-        move_loss = ((played * POINTS_PER_LOGIT / value_scale[idx] - target) ** 2).mean()
-        value_loss = ((value - target) ** 2).mean()
+        move_target = move_points[idx] / value_scale[idx]  # (B,)
+        move_loss = ((played * POINTS_PER_LOGIT / value_scale[idx] - move_target) ** 2).mean()
+        value_loss = ((value - points[idx] / value_scale[idx]) ** 2).mean()
         optimizer.zero_grad()
         (move_loss + value_coef * value_loss).backward()
         nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
