@@ -79,8 +79,8 @@ class DMCTables:
         that decided (Hearts: minus its penalty points; partners: the team's),
         ``"earned"`` (L,) float32 the part of them its tricks had earned before the
         decision (``reward_mode="trick"``), and ``"value_scale"`` (L,) float32 the rule
-        set's. A game that finished first waits
-        (its next round's moves are not recorded), so every decision has its outcome."""
+        set's. A game that finished first waits (its next round's moves are not
+        recorded), so every decision has its outcome."""
         env, rules = self.envs[k], self.rules[k]
         obs, info, restarting = self.state[k]  # info: "seat" (N,), "action_mask" (N, 70)
         earned = self.earned[k]  # (N, P) this round's rewards so far, updated in place
