@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.evaluation.runs import checked_command, claim_settings
+from agents.evaluation.runs import checked_command, claim_settings, log
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.dmc import FIELDS, TARGETS, DMCTables, epsilon_greedy, update
-from smoor_env import PRESETS, preset
+from smoor_env import preset, preset_tables
 from smoor_env.observation import OBSERVATION_SIZE
 
 PROG = "python -m experiments.dmc"
@@ -109,13 +109,7 @@ class Args:
 
     def tables(self) -> list:
         """The single-round rules of every table."""
-        return [preset(name, p) for name in self.rule_sets for p in self.players
-                if p in PRESETS[name].players]
-
-
-def log(args: Args, text: str) -> None:
-    if args.progress:
-        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+        return preset_tables(self.rule_sets, self.players)
 
 
 def run(args: Args) -> list[dict]:
@@ -156,9 +150,10 @@ def run(args: Args) -> list[dict]:
         rows.append(row)
         with open(folder / "log.jsonl", "a") as out:
             out.write(json.dumps(row) + "\n")
-        log(args, f"iteration {iteration}: {fitted.decisions} decisions, move error "
-                  f"{fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
-                  f"{row['play_seconds']:.1f} s play + {row['update_seconds']:.1f} s fit")
+        log(args.progress, f"iteration {iteration}: {fitted.decisions} decisions, move "
+                           f"error {fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
+                           f"{row['play_seconds']:.1f} s play + {row['update_seconds']:.1f} s "
+                           "fit")
         if iteration % args.save_every == 0 or iteration == args.iterations:
             net.eval()
             save_checkpoint(folder / f"it{iteration}.pt", net,

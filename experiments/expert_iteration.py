@@ -49,12 +49,12 @@ import numpy as np
 import torch
 
 from agents import build_agent, parse_agent
-from agents.evaluation.runs import checked_command, claim_settings, write_atomic
+from agents.evaluation.runs import checked_command, claim_settings, log, write_atomic
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.distill import fit
 from agents.training.expert import FIELDS, label_self_play
 from agents.training.labels import soft_targets
-from smoor_env import PRESETS, preset
+from smoor_env import preset, preset_tables
 from smoor_env.observation import OBSERVATION_SIZE
 
 PROG = "python -m experiments.expert_iteration"
@@ -136,12 +136,6 @@ class Args:
                              f"{self.card_head} with --init {self.init!r}")
 
 
-def table_rules(args: Args) -> list:
-    """The single-round rules of every labelled table."""
-    return [preset(name, p) for name in args.rule_sets for p in args.players
-            if p in PRESETS[name].players]
-
-
 def teacher_spec(args: Args, prior: Path | None) -> str:
     """The teacher's spec: ``--teacher``, its prior the network ``prior`` if given."""
     if prior is None:
@@ -151,11 +145,6 @@ def teacher_spec(args: Args, prior: Path | None) -> str:
     return name + ":" + ",".join(f"{k}={v}" for k, v in options.items())
 
 
-def log(args: Args, text: str) -> None:
-    if args.progress:
-        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-
 def labels_for(args: Args, generation: int, prior: Path | None, folder: Path
                ) -> dict[str, np.ndarray]:
     path = folder / "labels" / f"gen{generation}.npz"
@@ -163,17 +152,18 @@ def labels_for(args: Args, generation: int, prior: Path | None, folder: Path
         with np.load(path) as stored:
             return {key: stored[key] for key in FIELDS}
     spec = teacher_spec(args, prior)
-    log(args, f"generation {generation}: labelling {args.decisions} decisions by {spec}")
+    log(args.progress, f"generation {generation}: labelling {args.decisions} decisions by {spec}")
     start = time.perf_counter()
-    data = label_self_play(build_agent(spec), table_rules(args), args.decisions,
-                           args.num_envs, args.seed + 100 * generation,
+    tables = preset_tables(args.rule_sets, args.players)
+    data = label_self_play(build_agent(spec), tables, args.decisions, args.num_envs,
+                           args.seed + 100 * generation,
                            np.random.default_rng([args.seed, generation]))
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.stem + ".partial.npz")
     np.savez(partial, **data)
     partial.replace(path)
-    log(args, f"generation {generation}: {len(data['actions'])} decisions in "
-              f"{time.perf_counter() - start:.0f} s")
+    log(args.progress, f"generation {generation}: {len(data['actions'])} decisions in "
+                       f"{time.perf_counter() - start:.0f} s")
     return data
 
 
@@ -238,7 +228,7 @@ def run(args: Args) -> dict:
                                                   "generation": generation,
                                                   "game": "all", "num_players": args.players})
                 write_atomic(folder / f"gen{generation}.json", json.dumps(row, indent=1))
-            log(args, f"generation {generation}: {row}")
+            log(args.progress, f"generation {generation}: {row}")
             rows.append(row)
             new_spec = teacher_spec(args, checkpoint)
             evals.append((generation, pool.submit(evaluate, args, generation, new_spec,

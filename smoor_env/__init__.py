@@ -10,7 +10,7 @@ from smoor_env.core.cards import (
     parse_cards,
 )
 from smoor_env.core.engine import Engine, action_str
-from smoor_env.core.presets import PRESETS, Preset, preset
+from smoor_env.core.presets import PRESETS, Preset, preset, preset_tables
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import NUM_ACTIONS, Phase, State
 from smoor_env.envs.aec_env import env, raw_env
@@ -57,4 +57,5 @@ __all__ = [
     "parse_card",
     "parse_cards",
     "preset",
+    "preset_tables",
 ]

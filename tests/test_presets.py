@@ -39,3 +39,16 @@ def test_an_impossible_preset_is_an_error_that_names_it(name, players, matches, 
 
 def test_cupids_arrow_plays_as_a_match():
     assert preset("cupids_arrow", 4, matches=True).cupids_arrow
+
+
+def test_preset_tables_are_every_rule_set_at_every_player_count_it_allows():
+    from smoor_env import preset_tables
+
+    names = ["smoorverliefd", "trump_hearts", "bidding", "partners", "pip_scoring", "hearts",
+             "hearts_no_passing"]
+    tables = preset_tables(names, [3, 4, 5])
+    assert len(tables) == 19  # the ladder's rows: partners at 4 players only
+    assert [r.num_players for r in tables[9:12]] == [4, 3, 4]  # partners, then pip scoring
+    assert all(r.target_score is None for r in tables)
+    with pytest.raises(ValueError, match="unknown rule set 'hartes'"):
+        preset_tables(["hartes"], [4])

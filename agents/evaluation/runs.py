@@ -663,6 +663,12 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
+def log(show: bool, text: str) -> None:
+    """Print ``text`` after the time of day (a training command's progress), if ``show``."""
+    if show:
+        print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
 def checked_command(prog: str, args_type: type, run: Callable[[Any], Any], description: str,
                     argv: list[str] | None = None) -> int:
     """A training command: parse ``argv`` (tyro), ``args.check()``, ``run(args)``; the exit

@@ -72,3 +72,16 @@ def preset(name: str, num_players: int = 4, matches: bool = False) -> Rules:
     if name not in PRESETS:
         raise ValueError(f"unknown rule set {name!r}; known: {', '.join(PRESETS)}")
     return PRESETS[name].rules(num_players, matches)
+
+
+def preset_tables(names: list[str], players: list[int]) -> list[Rules]:
+    """The single-round ``Rules`` of every preset in ``names`` at every count of ``players``
+    it allows (``Preset.players``; partners: 4 only), rule set by rule set.
+
+    Raises:
+        ValueError: an unknown name (the message lists the known ones).
+    """
+    for name in names:
+        if name not in PRESETS:
+            raise ValueError(f"unknown rule set {name!r}; known: {', '.join(PRESETS)}")
+    return [preset(name, p) for name in names for p in players if p in PRESETS[name].players]
