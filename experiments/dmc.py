@@ -15,8 +15,14 @@ Table k deals from training seed ``--seed + k`` (below 1,000; the measurements d
 1,000 up), the exploration and the minibatches from ``--seed``, so the same command makes
 the same network on the same machine.
 
-A run stopped part way cannot go on from where it stopped (the tables' games are not
-saved): its checkpoints so far stay; start again in a new ``--out-dir``.
+With each checkpoint the run saves everything it needs to go on (``state.pt``: the
+network, Adam's moments, the random generators and every table's games, written
+atomically), so a run stopped any way (Ctrl-C, a kill, the session's end) goes on from its
+last checkpoint when the same command is given again, and makes exactly the network an
+uninterrupted run makes. It goes on only with the settings it began with (``args.json``;
+``--progress`` and ``--save-every`` may change) and under the code that began it; while it
+runs it holds ``.lock`` in its folder, so a second process cannot write there. A finished
+run given again says so and writes nothing.
 
     python -m experiments.dmc --init runs/ei2/gen1.pt          # warm start, the defaults
     python -m experiments.dmc --iterations 2 --num-envs 4 --out-dir /tmp/dmc   # a smoke run
@@ -26,6 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,7 +42,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.evaluation.runs import checked_command, claim_settings, log
+from agents.evaluation.runs import (
+    checked_command,
+    claim_settings,
+    code_fingerprint,
+    lock_folder,
+    log,
+    write_atomic,
+)
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.training.dmc import FIELDS, TARGETS, DMCTables, epsilon_greedy, update
 from smoor_env import preset, preset_tables
@@ -112,13 +127,55 @@ class Args:
         return preset_tables(self.rule_sets, self.players)
 
 
+#: Settings a stopped run may go on with other values of (they change no network).
+_FREE = ("progress", "save_every", "out_dir")
+
+#: The file of a run's last saved state (``save_state``).
+STATE = "state.pt"
+
+
+def save_state(folder: Path, iteration: int, net: PolicyNet, optimizer: torch.optim.Optimizer,
+               generator: torch.Generator, rng: np.random.Generator, tables: DMCTables) -> None:
+    """Write everything the run needs to go on after ``iteration`` to ``folder/state.pt``
+    (a temporary file renamed over it: a run killed while writing keeps the old state)."""
+    state = {"iteration": iteration, "code": code_fingerprint(), "net": net.state_dict(),
+             "optimizer": optimizer.state_dict(), "generator": generator.get_state(),
+             "rng": rng.bit_generator.state, "tables": pickle.dumps(tables)}
+    temporary = folder / f".{STATE}.tmp"
+    torch.save(state, temporary)
+    os.replace(temporary, folder / STATE)
+
+
+def load_state(folder: Path, net: PolicyNet, optimizer: torch.optim.Optimizer,
+               generator: torch.Generator, rng: np.random.Generator) -> tuple[int, DMCTables]:
+    """Restore ``save_state``'s network, optimiser and generators in place; return the
+    iteration it was saved after and the tables. A state saved by other code is refused
+    (a ValueError): the run would not be the one it began as."""
+    state = torch.load(folder / STATE, weights_only=False)
+    if state["code"] != code_fingerprint():
+        raise ValueError(f"{folder} holds a run begun under other code ({state['code']}, now "
+                         f"{code_fingerprint()}): go on with that code, or use another "
+                         "--out-dir")
+    net.load_state_dict(state["net"])
+    optimizer.load_state_dict(state["optimizer"])
+    generator.set_state(state["generator"])
+    rng.bit_generator.state = state["rng"]
+    return state["iteration"], pickle.loads(state["tables"])
+
+
 def run(args: Args) -> list[dict]:
-    """Train; return the log's rows."""
+    """Train, or go on with the run in ``--out-dir`` from its last saved state; return the
+    log's rows."""
     folder = Path(args.out_dir)
-    if (folder / "log.jsonl").exists():
-        raise ValueError(f"{folder} holds a DMC run already (a run cannot go on from where "
-                         "it stopped): use another --out-dir")
-    claim_settings(args, folder)
+    claim_settings(args, folder, _FREE)
+    lock = lock_folder(folder, "--out-dir")
+    try:
+        return _train(args, folder)
+    finally:
+        lock.close()
+
+
+def _train(args: Args, folder: Path) -> list[dict]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     if args.init:
@@ -126,13 +183,23 @@ def run(args: Args) -> list[dict]:
     else:
         net = PolicyNet(tuple(args.hidden), obs_size=OBSERVATION_SIZE, card_head=args.card_head)
     rules = args.tables()
-    tables = DMCTables(rules, args.num_envs, args.seed)
     rng = np.random.default_rng(args.seed)
     generator = torch.Generator().manual_seed(args.seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    done, rows = 0, []
+    if (folder / STATE).exists():
+        done, tables = load_state(folder, net, optimizer, generator, rng)
+        rows = [json.loads(line) for line in (folder / "log.jsonl").read_text().splitlines()]
+        rows = [row for row in rows if row["iteration"] <= done]  # later ones are redone
+        if done == args.iterations:
+            log(args.progress, f"{folder} holds a finished run ({done} iterations)")
+            return rows
+        log(args.progress, f"going on after iteration {done}")
+    else:
+        tables = DMCTables(rules, args.num_envs, args.seed)
+    write_atomic(folder / "log.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     choose = epsilon_greedy(net, args.epsilon, rng)
-    rows = []
-    for iteration in range(1, args.iterations + 1):
+    for iteration in range(done + 1, args.iterations + 1):
         start = time.perf_counter()
         net.eval()
         parts = [tables.play_round(k, choose) for k in range(len(rules))]
@@ -159,6 +226,7 @@ def run(args: Args) -> list[dict]:
             save_checkpoint(folder / f"it{iteration}.pt", net,
                             {**dataclasses.asdict(args), "iteration": iteration,
                              "method": "dmc", "game": "all", "num_players": args.players})
+            save_state(folder, iteration, net, optimizer, generator, rng, tables)
     return rows
 
 

@@ -157,13 +157,73 @@ def test_the_command_refuses_settings_that_cannot_run(tmp_path, capsys, option, 
     assert not (tmp_path / "run").exists()
 
 
-def test_a_finished_folder_is_not_played_over(tmp_path, capsys):
-    argv = ["--iterations", "1", "--num-envs", "1", "--rule-sets", "hearts", "--players",
-            "4", "--hidden", "16", "--card-head", "0", "--no-progress", "--out-dir",
-            str(tmp_path)]
+SMALL = ["--num-envs", "2", "--rule-sets", "smoorverliefd", "hearts", "--players", "4",
+         "--hidden", "32", "--card-head", "8", "--save-every", "2", "--no-progress"]
+
+
+def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, monkeypatch):
+    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(tmp_path / "whole")]) == 0
+
+    real_update, calls = dmc.update, []
+
+    def stopped_in_iteration_4(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real_update(*args, **kwargs)
+
+    monkeypatch.setattr(dmc, "update", stopped_in_iteration_4)
+    broken = tmp_path / "broken"
+    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(broken)]) == 130
+    lines = (broken / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iteration"] for line in lines] == [1, 2, 3]
+    assert not (broken / "it4.pt").exists()
+    monkeypatch.setattr(dmc, "update", real_update)
+    # Iteration 3 was not saved: the run goes on after 2 and plays 3 again.
+    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(broken)]) == 0
+
+    for name in ("it2.pt", "it4.pt", "it5.pt"):
+        a, b = (load_checkpoint(tmp_path / run / name)[0].state_dict()
+                for run in ("whole", "broken"))
+        assert all(torch.equal(a[key], b[key]) for key in a), name
+    rows = [[json.loads(line) for line in (tmp_path / run / "log.jsonl").read_text().splitlines()]
+            for run in ("whole", "broken")]
+    drop = ("play_seconds", "update_seconds")
+    assert [{k: v for k, v in row.items() if k not in drop} for row in rows[0]] == \
+        [{k: v for k, v in row.items() if k not in drop} for row in rows[1]]
+
+
+def test_a_finished_run_given_again_writes_nothing(tmp_path):
+    argv = [*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]
     assert dmc.main(argv) == 0
-    assert dmc.main(argv) == 2
-    assert "holds a DMC run already" in capsys.readouterr().err
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert dmc.main(argv) == 0
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_a_run_goes_on_only_with_its_own_settings_and_code(tmp_path, capsys, monkeypatch):
+    assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert dmc.main([*SMALL, "--iterations", "4", "--out-dir", str(tmp_path)]) == 2
+    assert "other settings (--iterations 2)" in capsys.readouterr().err
+    monkeypatch.setattr(dmc, "code_fingerprint", lambda: "0123456789abcdef")
+    assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 2
+    assert "begun under other code" in capsys.readouterr().err
+
+
+def test_a_folder_another_process_trains_in_is_refused(tmp_path, capsys):
+    from agents.evaluation.runs import lock_folder
+
+    argv = [*SMALL, "--iterations", "1", "--out-dir", str(tmp_path)]
+    assert dmc.main(argv) == 0  # the folder and its settings exist
+    held = lock_folder(tmp_path, "--out-dir")
+    try:
+        before = (tmp_path / "log.jsonl").read_text()
+        assert dmc.main(argv) == 2
+        assert "another run is writing to" in capsys.readouterr().err
+        assert (tmp_path / "log.jsonl").read_text() == before
+    finally:
+        held.close()
 
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path, capsys, monkeypatch):

@@ -86,6 +86,26 @@ def current_umask() -> int:
     return mask
 
 
+def lock_folder(folder: Path, other: str) -> io.BufferedWriter:
+    """Take an exclusive OS lock on ``folder/.lock`` and return its open file: the lock is
+    held until that file is closed or the process ends, however it ends. A folder another
+    process holds is a ValueError that says so and names ``other``, the option that
+    chooses another folder."""
+    path = folder / LOCK
+    try:
+        handle = open(path, "ab")  # noqa: SIM115 - held open for the run, closed by the caller
+    except OSError as error:
+        raise ValueError(f"cannot write the results folder {folder}: "
+                         f"{error.strerror or error}") from error
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise ValueError(f"another run is writing to {folder} now (it holds {path}): wait "
+                         f"for it to end, or choose another {other}") from None
+    return handle
+
+
 class WriteFailed(OSError):
     """A file of a run's folder that could not be written (disk full, read-only, no
     permission): its message names the file and the problem, then ``hint`` (set by
@@ -385,22 +405,8 @@ class RunFolder:
                 path.unlink()
 
     def _take_lock(self) -> None:
-        """Hold an exclusive OS lock on the folder's ``.lock`` for the run (the kernel lets
-        it go when the process ends, however it ends)."""
-        path = self.folder / LOCK
-        try:
-            handle = open(path, "ab")  # noqa: SIM115 - held open for the run, see close()
-        except OSError as error:
-            raise ValueError(f"cannot write the results folder {self.folder}: "
-                             f"{error.strerror or error}") from error
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise ValueError(f"another run is writing to {self.folder} now (it holds "
-                             f"{path}): wait for it to end, or choose another "
-                             f"--run-name") from None
-        self._lock = handle
+        """Hold the folder's lock for the run (``lock_folder``)."""
+        self._lock = lock_folder(self.folder, "--run-name")
 
     def close(self) -> None:
         """Let go of the folder's lock (the run is over, or was refused)."""

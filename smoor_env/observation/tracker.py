@@ -88,6 +88,15 @@ class ObservationTracker:
         self._version = -1  # engine.version when the rows were last known to be right
         self.refresh()
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_flat"]  # a view of _out: a pickle would copy it apart from _out
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._flat = self._out.reshape(-1)  # (M * OBSERVATION_SIZE,) patched in place
+
     @property
     def out(self) -> np.ndarray:
         """(M, OBSERVATION_SIZE) ``dtype``: the observations now (the tracker's own array,
