@@ -189,7 +189,9 @@ def _train(args: Args, folder: Path) -> list[dict]:
     done, rows = 0, []
     if (folder / STATE).exists():
         done, tables = load_state(folder, net, optimizer, generator, rng)
-        rows = [json.loads(line) for line in (folder / "log.jsonl").read_text().splitlines()]
+        logged = folder / "log.jsonl"
+        rows = [json.loads(line) for line in logged.read_text().splitlines()
+                ] if logged.exists() else []
         rows = [row for row in rows if row["iteration"] <= done]  # later ones are redone
         if done == args.iterations:
             log(args.progress, f"{folder} holds a finished run ({done} iterations)")
