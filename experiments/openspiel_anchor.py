@@ -24,7 +24,10 @@ deals, and both programs' time a decision (median, 95th percentile) over the dec
 with a choice, measured in the same games.
 
 Every game is appended to ``games.jsonl`` in ``--out-dir`` as it ends, so a stopped run
-goes on where it stopped (same command; the settings and the code must be the same).
+(Ctrl-C, or SIGTERM for one in the background: both stop the workers and keep the games
+played) goes on where it stopped (same command; the settings and the code must be the
+same). While it plays, the run holds ``.lock`` in its folder: a second run into the same
+folder is refused.
 ``--report`` plays nothing: it summarises the games a folder holds (a run's committed
 games, say), under the settings of its ``args.json``, with any version of the code.
 
@@ -36,11 +39,11 @@ games, say), under the settings of its ``args.json``, with any version of the co
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,12 +51,21 @@ import numpy as np
 import tyro
 
 from agents import build_agent
-from agents.evaluation.runs import claim_settings, code_fingerprint, write_atomic
+from agents.evaluation.backends import finished_units
+from agents.evaluation.runs import (
+    claim_settings,
+    code_fingerprint,
+    lock_folder,
+    one_line,
+    sigterm_interrupts,
+    write_atomic,
+)
 from agents.evaluation.stats import mean_interval
 from smoor_env import Engine, preset
 from smoor_env.core import cards as C
 from smoor_env.observation import observe
 
+PROG = "python -m experiments.openspiel_anchor"
 PLAYERS = 4
 
 #: (52,) OpenSpiel's card id of each of ours (its ids are 4 * rank + suit, suits C D H S).
@@ -82,6 +94,12 @@ class Args:
     """a progress bar"""
     report: bool = False
     """play nothing: summarise the games in --out-dir under its args.json's settings"""
+
+    def check(self) -> None:
+        """Refuse settings that cannot run (a ValueError naming them), before any file."""
+        if self.deals < 1 or self.simulations < 1 or self.workers < 1:
+            raise ValueError("--deals, --simulations and --workers must be >= 1")
+        build_agent(self.ours)  # a bad spec fails here, before any game
 
 
 #: Settings a run may go on with other values of: they do not change any game.
@@ -210,33 +228,40 @@ def report(folder: Path) -> dict:
 
 
 def run(args: Args) -> dict:
+    """Play the games the run in ``--out-dir`` still lacks (all, for a new one) and return
+    the summary; with ``--report``, summarise only. Ctrl-C or SIGTERM while playing
+    raises KeyboardInterrupt after the workers are stopped, every finished game kept."""
     if args.report:
         return report(Path(args.out_dir))
-    if args.deals < 1 or args.simulations < 1 or args.workers < 1:
-        raise ValueError("--deals, --simulations and --workers must be >= 1")
-    build_agent(args.ours)  # a bad spec fails here, before any game
+    args.check()
     folder = Path(args.out_dir)
     claim_settings(_Claimed(**dataclasses.asdict(args), code=code_fingerprint()), folder,
                    _FREE)
-    path = folder / "games.jsonl"
-    games = read_games(path)
-    done = {(g["deal"], g["ours_seat"]) for g in games}
-    todo = [(d, s) for d in range(args.deals) for s in range(PLAYERS) if (d, s) not in done]
-    from tqdm import tqdm
+    lock = lock_folder(folder, "--out-dir")
+    try:
+        path = folder / "games.jsonl"
+        games = read_games(path)
+        done = {(g["deal"], g["ours_seat"]) for g in games}
+        todo = [(d, s) for d in range(args.deals) for s in range(PLAYERS)
+                if (d, s) not in done]
+        from tqdm import tqdm
 
-    with ProcessPoolExecutor(args.workers) as pool, path.open("a") as out, \
-            tqdm(total=len(todo), disable=not args.progress, desc="games") as bar:
-        futures = [pool.submit(play_game, args, d, s) for d, s in todo]
-        for future in futures:
-            game = future.result()
-            out.write(json.dumps(game) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-            games.append(game)
-            bar.update()
-    summary = summarise(args, [g for g in games if g["deal"] < args.deals])
-    write_atomic(folder / "summary.json", json.dumps(summary, indent=1))
-    return summary
+        with path.open("a") as out, tqdm(total=len(todo), disable=not args.progress,
+                                         desc="games") as bar:
+            if path.stat().st_size and path.read_bytes()[-1:] != b"\n":
+                out.write("\n")  # a line cut short by a kill stays apart from the next
+            for _, game in finished_units(todo, functools.partial(play_game, args),
+                                          args.workers):
+                out.write(json.dumps(game) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+                games.append(game)
+                bar.update()
+        summary = summarise(args, [g for g in games if g["deal"] < args.deals])
+        write_atomic(folder / "summary.json", json.dumps(summary, indent=1))
+        return summary
+    finally:
+        lock.close()
 
 
 @dataclass
@@ -245,6 +270,7 @@ class _Claimed(Args):
 
 
 def main(argv: list[str] | None = None) -> dict:
+    """Run (or report) and print the result line; the summary."""
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     summary = run(args)
     a = summary["advantage"]
@@ -260,5 +286,21 @@ def main(argv: list[str] | None = None) -> dict:
     return summary
 
 
+def command(argv: list[str] | None = None) -> int:
+    """``main`` as a command: its exit status. Settings it refuses end in one line and 2;
+    Ctrl-C or SIGTERM in one line (the games kept) and 130."""
+    try:
+        with sigterm_interrupts():
+            main(argv)
+    except KeyboardInterrupt:
+        print(f"\n{PROG}: interrupted (every finished game is kept: the same command goes "
+              "on)", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as error:
+        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main() and 0)
+    sys.exit(command())

@@ -50,3 +50,21 @@ def start_interruptible(command: list[str], **popen) -> subprocess.Popen:
     return subprocess.Popen(command, preexec_fn=lambda: signal.signal(signal.SIGINT,
                                                                       signal.SIG_DFL),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    """The ids of live processes whose command line contains ``text`` (a test's temporary
+    folder, say: forked workers carry their parent's command line)."""
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:  # ended meanwhile
+                continue
+            if text in line and state != "Z":  # a zombie has stopped already
+                found.append(int(entry.name))
+    return found

@@ -96,3 +96,54 @@ def test_openspiel_ismcts_still_cannot_pass_in_hearts():
         state.apply_action(bot.step(state))
     with pytest.raises(ValueError, match="cannot be empty"):
         bot.step(state)  # the second player's first pass
+
+
+def test_sigterm_stops_the_workers_keeps_the_games_and_the_run_goes_on(tmp_path):
+    """A run in the background is stopped with ``kill`` (SIGTERM): one line, exit 130, no
+    worker left playing, every finished game kept whole; the same command then plays the
+    rest, and a second run into the folder meanwhile is refused."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from helpers import processes_mentioning
+
+    root = Path(__file__).parent.parent
+    argv = ["--deals", "12", "--simulations", "10", "--ours", "greedy", "--out-dir",
+            str(tmp_path), "--no-progress", "--workers", "2"]
+    process = subprocess.Popen([sys.executable, "-m", "experiments.openspiel_anchor", *argv],
+                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    games = tmp_path / "games.jsonl"
+    deadline = time.monotonic() + 120
+    while not (games.exists() and games.read_text().count("\n") >= 2):
+        assert process.poll() is None and time.monotonic() < deadline, process.stderr.read()
+        time.sleep(0.2)
+    with pytest.raises(ValueError, match="another run is writing to"):
+        anchor.run(anchor.Args(deals=12, simulations=10, ours="greedy",
+                               out_dir=str(tmp_path), progress=False, workers=2))
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and err.strip().endswith("the same command goes on)")
+    assert processes_mentioning(str(tmp_path)) == []
+    kept = anchor.read_games(games)
+    assert 2 <= len(kept) < 48
+    assert len(games.read_text().splitlines()) == len(kept)  # every line a whole game
+
+    summary = anchor.main(argv)  # goes on: the rest, each game once
+    played = anchor.read_games(games)
+    assert sorted((g["deal"], g["ours_seat"]) for g in played) == \
+        [(d, s) for d in range(12) for s in range(4)]
+    assert all(g in played for g in kept) and summary["deals_complete"] == 12
+
+
+def test_the_command_refuses_bad_settings_in_one_line(tmp_path, capsys):
+    assert anchor.command(["--deals", "0", "--out-dir", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"{anchor.PROG}: error: --deals, --simulations and --workers must be >= 1")
+    assert anchor.command(["--ours", "mc:wrlds=8", "--out-dir", str(tmp_path / "run")]) == 2
+    assert "wrlds" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

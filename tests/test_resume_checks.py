@@ -242,3 +242,13 @@ def test_results_files_that_are_not_rows_name_the_file_and_line(tmp_path):
     path.write_bytes(b"a,b\r\n1,2\r\n")
     with pytest.raises(ValueError, match=r"results.csv, line 1: .*header"):
         runs.load_results(folder)
+
+
+def test_sigterm_within_a_command_is_an_interrupt_and_the_old_handler_comes_back():
+    import os
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), runs.sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises at the next bytecode
+    assert signal.getsignal(signal.SIGTERM) is before

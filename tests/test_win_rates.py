@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import start_interruptible
+from helpers import processes_mentioning, start_interruptible
 
 from agents import parse_agent
 from agents.evaluation import runs
@@ -89,8 +89,10 @@ def test_agent_specs_and_bad_arguments(tmp_path):
                  progress=False))
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_ctrl_c_keeps_the_finished_chunks(tmp_path, workers):
+@pytest.mark.parametrize("workers,stop", [(1, "SIGINT"), (2, "SIGINT"), (2, "SIGTERM")])
+def test_ctrl_c_keeps_the_finished_chunks(tmp_path, workers, stop):
+    """Ctrl-C, or SIGTERM (``kill``: a run in the background), stops the run and its
+    workers and keeps the finished chunks."""
     import signal
     import time
 
@@ -99,11 +101,15 @@ def test_ctrl_c_keeps_the_finished_chunks(tmp_path, workers):
                "--chunk", "1", "--out-dir", str(tmp_path), "--run-name", "stopped",
                "--no-plots", "--no-progress", "--workers", str(workers)]
     process = start_interruptible(command, cwd=ROOT)
-    time.sleep(4)  # long enough to finish some chunks of one deal each
-    process.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 120  # some chunks of one deal each are finished
+    while not list((tmp_path / "stopped").glob("chunks/*.csv")):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    process.send_signal(getattr(signal, stop))
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130, err  # stopped early: the shell's status for Ctrl-C
     assert "interrupted" in err and "Traceback" not in err
+    assert processes_mentioning(str(tmp_path)) == [], err  # no worker left playing
     summary = json.loads((tmp_path / "stopped" / "summary.json").read_text())
     assert not summary["complete"] and 0 < summary["chunks_done"] < summary["chunks"]
     with open(tmp_path / "stopped" / "results.csv", newline="") as f:

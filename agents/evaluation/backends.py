@@ -29,6 +29,14 @@ def _play_in_worker(unit: tuple) -> tuple[tuple, list[dict]]:
         raise WorkerInterrupted(f"unit {unit} interrupted") from None
 
 
+def _quiet_worker() -> None:
+    """A worker ignores SIGINT (Ctrl-C reaches the main process, which stops the workers
+    with ``terminate``) and dies of SIGTERM (``terminate``'s signal), whatever handler the
+    main process had set when it forked (``runs.sigterm_interrupts``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def finished_units(units: list[tuple], play: Callable[..., list[dict]], workers: int,
                    backend: str = "local", address: str = "",
                    shared: Callable[[], dict[str, Any]] | None = None,
@@ -44,11 +52,9 @@ def finished_units(units: list[tuple], play: Callable[..., list[dict]], workers:
         for unit in units:
             yield unit, play(*unit)
         return
-    # Workers ignore SIGINT: Ctrl-C reaches this process, which stops them (terminate).
     _worker_play = play
     pool = multiprocessing.get_context("fork").Pool(min(workers, len(units)),
-                                                     initializer=signal.signal,
-                                                     initargs=(signal.SIGINT, signal.SIG_IGN))
+                                                     initializer=_quiet_worker)
     try:
         yield from pool.imap_unordered(_play_in_worker, units)
     except WorkerInterrupted:

@@ -13,10 +13,11 @@ import io
 import json
 import os
 import platform
+import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -675,17 +676,39 @@ def log(show: bool, text: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within: SIGTERM (``kill PID``, a batch system's stop) raises KeyboardInterrupt as
+    Ctrl-C does, so a run stopped in the background keeps what it finished, stops its
+    workers and says so, instead of dying at once with its workers left running. The
+    handler before is put back after (only the main thread may set one: elsewhere this
+    changes nothing)."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def checked_command(prog: str, args_type: type, run: Callable[[Any], Any], description: str,
                     argv: list[str] | None = None) -> int:
     """A training command: parse ``argv`` (tyro), ``args.check()``, ``run(args)``; the exit
     status. Settings it refuses, and files it cannot write, end in one line
-    (``prog: error: ...``) and 2; Ctrl-C in ``prog: interrupted`` and 130."""
+    (``prog: error: ...``) and 2; Ctrl-C or SIGTERM in ``prog: interrupted`` and 130."""
     import tyro
 
     args = tyro.cli(args_type, args=argv, prog=prog, description=description)
     try:
-        args.check()
-        run(args)
+        with sigterm_interrupts():
+            args.check()
+            run(args)
     except KeyboardInterrupt:
         print(f"\n{prog}: interrupted", file=sys.stderr)
         return 130
@@ -702,13 +725,14 @@ def command_line(prog: str, args_type: type, play: Callable[[Any], tuple[Path, d
     ``prog: error: ...`` and 2 for bad arguments, agent specs or folders (refused before
     the folder is touched) and for a file that could not be written (disk full, read-only:
     ``WriteFailed``, the finished chunks kept for ``--resume``); ``prog: interrupted ...``
-    and 130 after Ctrl-C, also when the run stopped early and kept its finished chunks
-    (``--resume`` continues it)."""
+    and 130 after Ctrl-C or SIGTERM (``sigterm_interrupts``), also when the run stopped
+    early and kept its finished chunks (``--resume`` continues it)."""
     import tyro
 
     args = tyro.cli(args_type, args=argv, prog=prog, description=description)
     try:
-        _, summary = play(args)
+        with sigterm_interrupts():
+            _, summary = play(args)
     except KeyboardInterrupt as interrupt:
         print(f"\n{prog}: interrupted {one_line(interrupt) if interrupt.args else ''}".rstrip(),
               file=sys.stderr)
