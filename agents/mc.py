@@ -70,6 +70,7 @@ from agents.base import build_agent, check_count, check_number, register
 from agents.ppo import PPOAgent, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
+from smoor_env.core.checks import MAX_BATCH_SIZE
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import PHASE_ACTION_OFFSET, Phase
 
@@ -232,11 +233,29 @@ class MCAgent(SearchAgent):
         action was not searched: illegal, forced, or a phase decided by a heuristic)."""
         mask, obs, view, actions, search = self._prepare(observations)
         values = np.full(mask.shape, np.nan)
-        for rules, phase, rows in self._groups(obs, view, np.flatnonzero(search)):
-            bonus = self._prior.bonus(obs[rows], mask[rows], rules)  # (D, 70) points, or None
-            actions[rows], values[rows] = self._search(view, rows, mask[rows], phase, rules,
-                                                       rng, bonus)
+        for rules, phase, group in self._groups(obs, view, np.flatnonzero(search)):
+            for rows in self._batches(group, mask):
+                bonus = self._prior.bonus(obs[rows], mask[rows], rules)  # (D, 70) or None
+                actions[rows], values[rows] = self._search(view, rows, mask[rows], phase,
+                                                           rules, rng, bonus)
         return actions, values
+
+    def _batches(self, rows: np.ndarray, mask: np.ndarray) -> list[np.ndarray]:
+        """``rows`` (D,) in consecutive parts whose playouts (each legal action of each
+        decision in every world, ``rollouts`` times) fit one engine batch
+        (``MAX_BATCH_SIZE`` games): many decisions at once with many worlds, as
+        ``ismcts``'s 512-world bids of a large batch of games, are searched part by
+        part. One part, ``rows`` itself, when they fit."""
+        cost = mask[rows].sum(axis=1) * self.worlds * self.rollouts  # (D,) games each
+        if cost.sum() <= MAX_BATCH_SIZE:
+            return [rows]
+        parts, start, total = [], 0, 0
+        for i, games in enumerate(cost.tolist()):
+            if total + games > MAX_BATCH_SIZE and i > start:
+                parts.append(rows[start:i])
+                start, total = i, 0
+            total += games
+        return [*parts, rows[start:]]
 
     def _worlds_for(self, games_per_world: int, steps: int, decisions: int) -> int:
         if self.time_budget is None:

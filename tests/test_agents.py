@@ -1250,3 +1250,32 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
         named = make_agent("mc", worlds=8, prior=spec, prior_weight=1.0)
         np.testing.assert_array_equal(auto.act(obs, np.random.default_rng(2)),
                                       named.act(obs, np.random.default_rng(2)))
+
+
+@pytest.mark.parametrize("spec", ["mc:worlds=64", "ismcts:bid_worlds=64"])
+def test_a_search_too_big_for_one_engine_batch_is_searched_in_parts(monkeypatch, spec):
+    """``ismcts``'s 512-world bids over a large batch of games once asked for an engine
+    beyond the engine's limit (``batch_size must be in 1..262144``); the search now goes
+    part by part, every engine within the limit, every bid legal."""
+    import agents.mc
+    from smoor_env import preset
+    from smoor_env.envs.selfplay import SelfPlayVectorEnv
+
+    limit = 2000  # 16 games' first bids, about 6 legal each, x 64 worlds: some 6,000
+    monkeypatch.setattr(agents.mc, "MAX_BATCH_SIZE", limit)
+    sizes: list[int] = []
+    engine = Playouts.engine
+
+    def spy(self, rules, n, role=""):
+        sizes.append(n)
+        return engine(self, rules, n, role)
+
+    monkeypatch.setattr(Playouts, "engine", spy)
+    env = SelfPlayVectorEnv(16, preset("bidding", 4))
+    obs, info = env.reset(seed=0)
+    mask = info["action_mask"]
+    assert (mask[:, :52] == 0).all()  # every game's first decision is a bid
+    actions = build_agent(spec).act({"observation": obs, "action_mask": mask},
+                                    np.random.default_rng(0))
+    assert mask[np.arange(16), actions].all()
+    assert len(sizes) > 1 and max(sizes) <= limit
