@@ -70,6 +70,7 @@ from agents.base import build_agent, check_count, check_number, register
 from agents.ppo import PPOAgent, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
+from smoor_env.core import cards as C
 from smoor_env.core.checks import MAX_BATCH_SIZE
 from smoor_env.core.rules import Rules
 from smoor_env.core.state import PHASE_ACTION_OFFSET, Phase
@@ -247,6 +248,8 @@ class MCAgent(SearchAgent):
         ``ismcts``'s 512-world bids of a large batch of games, are searched part by
         part. One part, ``rows`` itself, when they fit."""
         cost = mask[rows].sum(axis=1) * self.worlds * self.rollouts  # (D,) games each
+        if self.reply_rollouts:  # each reply ply plays each legal card K times: a hand
+            cost = cost * (C.NUM_CARDS // 3) * self.reply_rollouts  # holds 17 at most
         if cost.sum() <= MAX_BATCH_SIZE:
             return [rows]
         parts, start, total = [], 0, 0

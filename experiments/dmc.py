@@ -30,7 +30,9 @@ run given again says so and writes nothing.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import pickle
@@ -134,33 +136,47 @@ _FREE = ("progress", "save_every", "out_dir")
 STATE = "state.pt"
 
 
-def save_state(folder: Path, iteration: int, net: PolicyNet, optimizer: torch.optim.Optimizer,
-               generator: torch.Generator, rng: np.random.Generator, tables: DMCTables) -> None:
-    """Write everything the run needs to go on after ``iteration`` to ``folder/state.pt``
-    (a temporary file renamed over it: a run killed while writing keeps the old state)."""
-    state = {"iteration": iteration, "code": code_fingerprint(), "net": net.state_dict(),
+def training_code() -> str:
+    """The fingerprint of the code a run trains with: the packages that play
+    (``code_fingerprint``) and this file's training loop."""
+    loop = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return f"{code_fingerprint()}-{loop}"
+
+
+def save_state(folder: Path, iteration: int, code: str, net: PolicyNet,
+               optimizer: torch.optim.Optimizer, generator: torch.Generator,
+               rng: np.random.Generator, tables: DMCTables) -> None:
+    """Write everything the run needs to go on after ``iteration`` to ``folder/state.pt``,
+    with ``code`` (``training_code`` when the run began): a temporary file, flushed to
+    disk, renamed over it, so a run killed while writing keeps the old state."""
+    state = {"iteration": iteration, "code": code, "net": net.state_dict(),
              "optimizer": optimizer.state_dict(), "generator": generator.get_state(),
              "rng": rng.bit_generator.state, "tables": pickle.dumps(tables)}
     temporary = folder / f".{STATE}.tmp"
-    torch.save(state, temporary)
+    with open(temporary, "wb") as out:
+        torch.save(state, out)
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(temporary, folder / STATE)
 
 
 def load_state(folder: Path, net: PolicyNet, optimizer: torch.optim.Optimizer,
-               generator: torch.Generator, rng: np.random.Generator) -> tuple[int, DMCTables]:
+               generator: torch.Generator, rng: np.random.Generator
+               ) -> tuple[int, str, DMCTables]:
     """Restore ``save_state``'s network, optimiser and generators in place; return the
-    iteration it was saved after and the tables. A state saved by other code is refused
-    (a ValueError): the run would not be the one it began as."""
+    iteration it was saved after, the run's code and the tables. A state saved by a run
+    begun under other code is refused (a ValueError): the run would not be the one it
+    began as."""
     state = torch.load(folder / STATE, weights_only=False)
-    if state["code"] != code_fingerprint():
+    if state["code"] != training_code():
         raise ValueError(f"{folder} holds a run begun under other code ({state['code']}, now "
-                         f"{code_fingerprint()}): go on with that code, or use another "
+                         f"{training_code()}): go on with that code, or use another "
                          "--out-dir")
     net.load_state_dict(state["net"])
     optimizer.load_state_dict(state["optimizer"])
     generator.set_state(state["generator"])
     rng.bit_generator.state = state["rng"]
-    return state["iteration"], pickle.loads(state["tables"])
+    return state["iteration"], state["code"], pickle.loads(state["tables"])
 
 
 def run(args: Args) -> list[dict]:
@@ -175,6 +191,16 @@ def run(args: Args) -> list[dict]:
         lock.close()
 
 
+def _rows(path: Path) -> list[dict]:
+    """The rows of ``log.jsonl`` (none if it is missing; a line cut short by a kill is
+    left out)."""
+    rows = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        with contextlib.suppress(json.JSONDecodeError):
+            rows.append(json.loads(line))
+    return rows
+
+
 def _train(args: Args, folder: Path) -> list[dict]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
@@ -187,18 +213,19 @@ def _train(args: Args, folder: Path) -> list[dict]:
     generator = torch.Generator().manual_seed(args.seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     done, rows = 0, []
+    if not (folder / STATE).exists() and list(folder.glob("it*.pt")):
+        raise ValueError(f"{folder} holds checkpoints of a run without a saved state (made "
+                         "before runs could go on, or by other code): use another --out-dir")
     if (folder / STATE).exists():
-        done, tables = load_state(folder, net, optimizer, generator, rng)
+        done, code, tables = load_state(folder, net, optimizer, generator, rng)
         logged = folder / "log.jsonl"
-        rows = [json.loads(line) for line in logged.read_text().splitlines()
-                ] if logged.exists() else []
-        rows = [row for row in rows if row["iteration"] <= done]  # later ones are redone
+        rows = [row for row in _rows(logged) if row["iteration"] <= done]  # later: redone
         if done == args.iterations:
             log(args.progress, f"{folder} holds a finished run ({done} iterations)")
             return rows
         log(args.progress, f"going on after iteration {done}")
     else:
-        tables = DMCTables(rules, args.num_envs, args.seed)
+        code, tables = training_code(), DMCTables(rules, args.num_envs, args.seed)
     write_atomic(folder / "log.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     choose = epsilon_greedy(net, args.epsilon, rng)
     for iteration in range(done + 1, args.iterations + 1):
@@ -228,7 +255,7 @@ def _train(args: Args, folder: Path) -> list[dict]:
             save_checkpoint(folder / f"it{iteration}.pt", net,
                             {**dataclasses.asdict(args), "iteration": iteration,
                              "method": "dmc", "game": "all", "num_players": args.players})
-            save_state(folder, iteration, net, optimizer, generator, rng, tables)
+            save_state(folder, iteration, code, net, optimizer, generator, rng, tables)
     return rows
 
 

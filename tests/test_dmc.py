@@ -206,9 +206,15 @@ def test_a_run_goes_on_only_with_its_own_settings_and_code(tmp_path, capsys, mon
     capsys.readouterr()
     assert dmc.main([*SMALL, "--iterations", "4", "--out-dir", str(tmp_path)]) == 2
     assert "other settings (--iterations 2)" in capsys.readouterr().err
-    monkeypatch.setattr(dmc, "code_fingerprint", lambda: "0123456789abcdef")
+    monkeypatch.setattr(dmc, "training_code", lambda: "0123456789abcdef")
     assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 2
     assert "begun under other code" in capsys.readouterr().err
+    monkeypatch.undo()
+    (tmp_path / "state.pt").unlink()  # a run of the days before runs went on
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 2
+    assert "checkpoints of a run without a saved state" in capsys.readouterr().err
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
 def test_a_folder_another_process_trains_in_is_refused(tmp_path, capsys):

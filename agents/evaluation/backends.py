@@ -79,7 +79,10 @@ def finished_on_ray(units: list[tuple], play: Callable[..., list[dict]], workers
 
     started_here = not ray.is_initialized()
     if started_here:
+        before = signal.getsignal(signal.SIGTERM)  # ray.init sets its own (an exit)
         ray.init(address=address or None, include_dashboard=False, log_to_driver=False)
+        with contextlib.suppress(ValueError):  # not the main thread: nothing was set
+            signal.signal(signal.SIGTERM, before)  # SIGTERM stops the run as Ctrl-C does
     objects = shared() if shared else {}
     names = list(objects)
     references = [ray.put(objects[name]) for name in names]

@@ -104,6 +104,9 @@ def lock_folder(folder: Path, other: str) -> io.BufferedWriter:
         handle.close()
         raise ValueError(f"another run is writing to {folder} now (it holds {path}): wait "
                          f"for it to end, or choose another {other}") from None
+    # A forked worker shares the lock; it lets go of its copy, so that the lock ends
+    # with this process, not with a worker it leaves behind.
+    os.register_at_fork(after_in_child=handle.close)
     return handle
 
 
@@ -701,7 +704,8 @@ def checked_command(prog: str, args_type: type, run: Callable[[Any], Any], descr
                     argv: list[str] | None = None) -> int:
     """A training command: parse ``argv`` (tyro), ``args.check()``, ``run(args)``; the exit
     status. Settings it refuses, and files it cannot write, end in one line
-    (``prog: error: ...``) and 2; Ctrl-C or SIGTERM in ``prog: interrupted`` and 130."""
+    (``prog: error: ...``) and 2; Ctrl-C or SIGTERM in ``prog: interrupted`` and 130
+    (SIGTERM reaches this process only: worker processes ``run`` starts are its to stop)."""
     import tyro
 
     args = tyro.cli(args_type, args=argv, prog=prog, description=description)
