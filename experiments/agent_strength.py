@@ -29,7 +29,6 @@ import os
 import platform
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,7 +36,9 @@ import numpy as np
 import tyro
 
 from agents import make_agent, parse_agent
+from agents.evaluation.backends import finished_units
 from agents.evaluation.duplicate import rotation_seating
+from agents.evaluation.runs import sigterm_interrupts
 from agents.evaluation.stats import mean_interval
 from smoor_env import Engine, Rules, preset
 from smoor_env.envs.agent_loop import play_agents
@@ -200,17 +201,28 @@ def main(argv: list[str] | None = None) -> dict:
     jobs = tables(args)
     print("advantage of the stronger agent, points per round [95% paired interval]; "
           "Hearts: penalty points saved", flush=True)
-    rows: list[dict] = []
-    with ProcessPoolExecutor(args.workers) as pool:
-        futures = [pool.submit(play_table, job, args.deals, args.batch) for job in jobs]
-        for future in futures:  # in job order: the output does not depend on the workers
-            rows.append(future.result())
-            print(format_row(rows[-1]), flush=True)
-        timing_jobs = [(spec, rule_set) for rule_set in args.rule_sets for spec in args.ladder
-                       if args.timing_decisions]
-        timing = [pool.submit(decision_times, spec, rule_set, args.timing_decisions, args.seed)
-                  for spec, rule_set in timing_jobs]
-        timing = [f.result() for f in timing]
+    timing_jobs = [(spec, rule_set) for rule_set in args.rule_sets for spec in args.ladder
+                   if args.timing_decisions]
+
+    def play(kind: str, k: int) -> dict:
+        """One unit: a ladder table, or one agent's decision times."""
+        if kind == "table":
+            return play_table(jobs[k], args.deals, args.batch)
+        spec, rule_set = timing_jobs[k]
+        return decision_times(spec, rule_set, args.timing_decisions, args.seed)
+
+    units = [*(("table", k) for k in range(len(jobs))),
+             *(("time", k) for k in range(len(timing_jobs)))]
+    done: dict[tuple[str, int], dict] = {}
+    printed = 0
+    # The shared pool: Ctrl-C or SIGTERM stops the workers too.
+    for unit, result in finished_units(units, play, args.workers):
+        done[unit] = result
+        while ("table", printed) in done:  # in job order: the workers change nothing
+            print(format_row(done[("table", printed)]), flush=True)
+            printed += 1
+    rows = [done[("table", k)] for k in range(len(jobs))]
+    timing = [done[("time", k)] for k in range(len(timing_jobs))]
     for t in timing:
         print(f"decision time {t['agent']:8s} {t['rule_set']:15s} 4p: median "
               f"{t['median_ms']:6.1f} ms, 95th percentile {t['p95_ms']:6.1f} ms", flush=True)
@@ -237,4 +249,9 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        with sigterm_interrupts():
+            main()
+    except KeyboardInterrupt:  # nothing is written before the end: nothing is kept
+        print("\npython -m experiments.agent_strength: interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -1279,3 +1279,29 @@ def test_a_search_too_big_for_one_engine_batch_is_searched_in_parts(monkeypatch,
                                     np.random.default_rng(0))
     assert mask[np.arange(16), actions].all()
     assert len(sizes) > 1 and max(sizes) <= limit
+
+
+def test_agent_strength_stops_its_workers_on_sigterm(tmp_path):
+    """``kill`` (a ladder run in the background): one line, exit 130, no worker left
+    playing, nothing written (the ladder is written whole at its end)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from helpers import processes_mentioning
+
+    out = tmp_path / "ladder.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "experiments.agent_strength", "--ladder", "random", "greedy",
+         "--rule-sets", "hearts", "smoorverliefd", "--players", "3", "4", "--deals", "100000",
+         "--workers", "2", "--timing-decisions", "0", "--out", str(out)],
+        cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    assert process.stdout.readline().startswith("advantage")  # the agents are built
+    time.sleep(2)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err.strip() == "python -m experiments.agent_strength: interrupted"
+    assert processes_mentioning(str(out)) == [] and not out.exists()
