@@ -30,7 +30,6 @@ run given again says so and writes nothing.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
@@ -50,6 +49,7 @@ from agents.evaluation.runs import (
     code_fingerprint,
     lock_folder,
     log,
+    read_jsonl,
     write_atomic,
 )
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
@@ -191,16 +191,6 @@ def run(args: Args) -> list[dict]:
         lock.close()
 
 
-def _rows(path: Path) -> list[dict]:
-    """The rows of ``log.jsonl`` (none if it is missing; a line cut short by a kill is
-    left out)."""
-    rows = []
-    for line in path.read_text().splitlines() if path.exists() else []:
-        with contextlib.suppress(json.JSONDecodeError):
-            rows.append(json.loads(line))
-    return rows
-
-
 def _train(args: Args, folder: Path) -> list[dict]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
@@ -219,7 +209,7 @@ def _train(args: Args, folder: Path) -> list[dict]:
     if (folder / STATE).exists():
         done, code, tables = load_state(folder, net, optimizer, generator, rng)
         logged = folder / "log.jsonl"
-        rows = [row for row in _rows(logged) if row["iteration"] <= done]  # later: redone
+        rows = [row for row in read_jsonl(logged) if row["iteration"] <= done]  # later: redone
         if done == args.iterations:
             log(args.progress, f"{folder} holds a finished run ({done} iterations)")
             return rows

@@ -53,13 +53,13 @@ import tyro
 from agents import build_agent
 from agents.evaluation.backends import finished_units
 from agents.evaluation.runs import (
+    checked_command,
     claim_settings,
     code_fingerprint,
     lock_folder,
-    one_line,
-    sigterm_interrupts,
     write_atomic,
 )
+from agents.evaluation.runs import read_jsonl as read_games
 from agents.evaluation.stats import mean_interval
 from smoor_env import Engine, preset
 from smoor_env.core import cards as C
@@ -165,19 +165,6 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
             "ours_seconds": times["ours"], "openspiel_seconds": times["openspiel"]}
 
 
-def read_games(path: Path) -> list[dict]:
-    """The games of ``games.jsonl`` (a last line cut short by a stop is left out)."""
-    if not path.exists():
-        return []
-    games = []
-    for line in path.read_text().splitlines():
-        try:
-            games.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return games
-
-
 def summarise(args: Args, games: list[dict]) -> dict:
     """The report of the deals whose four games are all played."""
     by_deal: dict[int, list[dict]] = {}
@@ -271,7 +258,11 @@ class _Claimed(Args):
 
 def main(argv: list[str] | None = None) -> dict:
     """Run (or report) and print the result line; the summary."""
-    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
+    return show(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
+
+
+def show(args: Args) -> dict:
+    """``run(args)``, then print the result line; the summary."""
     summary = run(args)
     a = summary["advantage"]
     if not summary["deals_complete"]:
@@ -289,17 +280,8 @@ def main(argv: list[str] | None = None) -> dict:
 def command(argv: list[str] | None = None) -> int:
     """``main`` as a command: its exit status. Settings it refuses end in one line and 2;
     Ctrl-C or SIGTERM in one line (the games kept) and 130."""
-    try:
-        with sigterm_interrupts():
-            main(argv)
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted (every finished game is kept: the same command goes "
-              "on)", file=sys.stderr)
-        return 130
-    except (ValueError, TypeError, OSError) as error:
-        print(f"{PROG}: error: {one_line(error)}", file=sys.stderr)
-        return 2
-    return 0
+    return checked_command(PROG, Args, show, __doc__.split("\n\n")[0], argv,
+                           kept="every finished game is kept: the same command goes on")
 
 
 if __name__ == "__main__":

@@ -179,6 +179,16 @@ def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = ()) -> None:
         write_atomic(path, json.dumps(dataclasses.asdict(args), indent=1))
 
 
+def read_jsonl(path: Path) -> list[dict]:
+    """The rows of a JSON-lines file a run appends to (none if it is missing; a line cut
+    short by a kill is left out)."""
+    rows = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        with contextlib.suppress(json.JSONDecodeError):
+            rows.append(json.loads(line))
+    return rows
+
+
 def csv_text(rows: list[dict], header: bool = False) -> str:
     """Rows as CSV lines (``csv`` module's dialect), optionally after the header line."""
     buffer = io.StringIO()
@@ -701,11 +711,12 @@ def sigterm_interrupts() -> Iterator[None]:
 
 
 def checked_command(prog: str, args_type: type, run: Callable[[Any], Any], description: str,
-                    argv: list[str] | None = None) -> int:
-    """A training command: parse ``argv`` (tyro), ``args.check()``, ``run(args)``; the exit
+                    argv: list[str] | None = None, kept: str = "") -> int:
+    """A command: parse ``argv`` (tyro), ``args.check()``, ``run(args)``; the exit
     status. Settings it refuses, and files it cannot write, end in one line
-    (``prog: error: ...``) and 2; Ctrl-C or SIGTERM in ``prog: interrupted`` and 130
-    (SIGTERM reaches this process only: worker processes ``run`` starts are its to stop)."""
+    (``prog: error: ...``) and 2; Ctrl-C or SIGTERM in ``prog: interrupted`` (then
+    `` (kept)``, what is kept, if given) and 130 (SIGTERM reaches this process only:
+    worker processes ``run`` starts are its to stop)."""
     import tyro
 
     args = tyro.cli(args_type, args=argv, prog=prog, description=description)
@@ -714,7 +725,7 @@ def checked_command(prog: str, args_type: type, run: Callable[[Any], Any], descr
             args.check()
             run(args)
     except KeyboardInterrupt:
-        print(f"\n{prog}: interrupted", file=sys.stderr)
+        print(f"\n{prog}: interrupted" + (f" ({kept})" if kept else ""), file=sys.stderr)
         return 130
     except (ValueError, TypeError, OSError) as error:
         print(f"{prog}: error: {one_line(error)}", file=sys.stderr)

@@ -69,9 +69,7 @@ def preset(name: str, num_players: int = 4, matches: bool = False) -> Rules:
         ValueError: an unknown name (the message lists the known ones), a player count the
             rule set does not allow, or a single round of a matches-only rule set.
     """
-    if name not in PRESETS:
-        raise ValueError(f"unknown rule set {name!r}; known: {', '.join(PRESETS)}")
-    return PRESETS[name].rules(num_players, matches)
+    return _known(name).rules(num_players, matches)
 
 
 def preset_tables(names: list[str], players: list[int]) -> list[Rules]:
@@ -81,7 +79,12 @@ def preset_tables(names: list[str], players: list[int]) -> list[Rules]:
     Raises:
         ValueError: an unknown name (the message lists the known ones).
     """
-    for name in names:
-        if name not in PRESETS:
-            raise ValueError(f"unknown rule set {name!r}; known: {', '.join(PRESETS)}")
-    return [preset(name, p) for name in names for p in players if p in PRESETS[name].players]
+    known = [_known(name) for name in names]
+    return [preset(k.name, p) for k in known for p in players if p in k.players]
+
+
+def _known(name: str) -> Preset:
+    """The preset called ``name``; an unknown name is a ValueError listing the known."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown rule set {name!r}; known: {', '.join(PRESETS)}")
+    return PRESETS[name]
