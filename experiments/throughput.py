@@ -122,7 +122,7 @@ def run(args: Args) -> list[dict]:
               flush=True)
 
     print(f"{'rules':32s} {'players':>7s} {'batch':>7s} {'rounds/s':>12s} {'actions/s':>12s}"
-          f"   % of time in: reset (deal), sample (random player), mask, step")
+          f"   % of time in: reset (deal), sample (random player), mask, step", flush=True)
     for players in args.players:
         for batch in args.batch_sizes:
             add("Smoorverliefd", Rules(num_players=players, target_score=None), batch)

@@ -47,8 +47,11 @@ def start_interruptible(command: list[str], **popen) -> subprocess.Popen:
     never raises ``KeyboardInterrupt``; the child gets the default disposition back, as a
     terminal's foreground program has it.
     """
-    return subprocess.Popen(command, preexec_fn=lambda: signal.signal(signal.SIGINT,
-                                                                      signal.SIG_DFL),
+    def restore() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])  # nor blocked
+
+    return subprocess.Popen(command, preexec_fn=restore,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
