@@ -29,14 +29,16 @@ searched as ``mc`` searches it instead: each wave plays every legal root move in
 same worlds, the walks going on down the tree below each, and the decision is the root
 move of the best mean value; ``root="halving"`` drops the worse half of the moves
 after each such round (sequential halving). By default (``root="auto"``) the root is
-searched by halving wherever no policy prior (below) steers the walks there.
+searched by halving wherever no specialist policy prior (below) steers the walks there.
 
 A trained policy steers the walks at the root (``prior``; by default the shipped
 checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
 log-probability of each root move is added to that move's UCB score, so that among
 moves the search values about equally, the walks, and the decision, favour the
 policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (README;
-the measurements: docs/strength.md).
+the measurements: docs/strength.md). Where no specialist was trained (the Smoorverliefd
+variants) the one network trained on every rule set is the prior, its bonus added to
+the halved root's mean values before the best is chosen.
 
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
 Arrow's cursed suit are chosen by simulation, as ``mc`` does (each candidate played
@@ -198,12 +200,16 @@ class ISMCTSAgent(SearchAgent):
             ``"auto"`` (the default): in each rule set, the shipped checkpoint trained on
             it or on the same tricks (``agents.mc.Prior``: ``ppo_hearts`` in Hearts at
             3 and 4 players and ``ppo_hearts5`` at 5, with or without passing;
-            ``ppo_smoorverliefd`` in plain
-            Smoorverliefd at 3-5 players), none elsewhere (the Smoorverliefd
-            variants). A rule set whose shipped policy's file is missing (an install
-            without the package data) is a FileNotFoundError, not a search without it.
-            None: no prior.
-        prior_weight: points per unit of log-probability of ``prior``.
+            ``ppo_smoorverliefd`` in plain Smoorverliefd at 3-5 players), and elsewhere
+            (the Smoorverliefd variants) the one network trained on every rule set
+            (``dmc_all``) at its measured weight (``agents.mc.network_weight``).
+            ``"specialists"``: the shipped checkpoints only, no prior in the variants
+            (``"auto"`` before the one network shipped). A rule set whose shipped
+            policy's file is missing (an install without the package data) is a
+            FileNotFoundError, not a search without it. None: no prior.
+        prior_weight: points per unit of log-probability of ``prior``; None (the
+            default): 0.3, or with ``prior="auto"`` the one network's measured weight
+            in the rule set.
         root: ``"ucb"``: the root's moves are chosen by UCB like every node's, each walk
             in a world of its own, and the most visited is played.
             ``"paired"``: every wave plays every legal root move in the same
@@ -214,9 +220,10 @@ class ISMCTSAgent(SearchAgent):
             best mean value (plus ``prior``'s bonus) is played. ``"halving"``: paired
             rounds by sequential halving (``_grow_paired``): the better half of the
             moves runs on after each round, so the best are searched deepest.
-            ``"auto"`` (the default): ``"ucb"`` where a prior plays (it steers the
-            walks at the root), ``"halving"`` where none does (the Smoorverliefd
-            variants; measured in docs/strength.md: it beats ``"ucb"`` there).
+            ``"auto"`` (the default): ``"ucb"`` where a specialist or given prior
+            plays (it steers the walks at the root), ``"halving"`` where none does and
+            where ``prior="auto"`` plays the one network (the Smoorverliefd variants;
+            measured in docs/strength.md: it beats ``"ucb"`` there).
         bid_worlds: worlds in which each candidate of the decisions chosen by
             simulation is played out (Blinde Liefde's bid, Cupid's Arrow's cursed suit;
             ``mc`` uses its ``worlds``, 128 by default): one such decision a round, so
@@ -227,11 +234,12 @@ class ISMCTSAgent(SearchAgent):
             mean (``_values``), as a match is won: by being ahead. Then keeping one
             heart from a seat that would sweep is worth the sweep's doubling to it, not
             one point, and an opponent's missed bid counts as well. ``"auto"`` (the
-            default): ``"relative"`` where no policy prior plays (the Smoorverliefd
-            variants; measured in docs/strength.md: it gains most in Blinde Liefde), ``"own"``
-            where one does (Hearts, plain Smoorverliefd: the priors were distilled from
-            a search of the seat's own points, and those rows were measured so), and
-            wherever ``leaf`` evaluates.
+            default): ``"relative"`` where no specialist or given prior plays (the
+            Smoorverliefd variants, with or without the one network; measured in
+            docs/strength.md: it gains most in Blinde Liefde), ``"own"`` where one does
+            (Hearts, plain Smoorverliefd: the priors were distilled from a search of the
+            seat's own points, and those rows were measured so), and wherever ``leaf``
+            evaluates.
         leaf: a network's value head at the walks' leaves: an agent spec with a
             ``value`` (a ``ppo`` checkpoint trained by ``experiments.expert_iteration``,
             e.g. ``"ppo:checkpoint=gen6.pt"``), or ``"prior"`` (the prior's network in
@@ -254,7 +262,7 @@ class ISMCTSAgent(SearchAgent):
                  time_budget: float | None = None,
                  rules: Rules | None = None, belief: str = "uniform",
                  belief_candidates: int = 4, prior: str | None = "auto",
-                 prior_weight: float = 0.3, root: str = "auto", bid_worlds: int = 512,
+                 prior_weight: float | None = None, root: str = "auto", bid_worlds: int = 512,
                  value: str = "auto", leaf: str | None = None, leaf_weight: float = 0.5
                  ) -> None:
         if root not in ("auto", "ucb", "paired", "halving"):
@@ -336,11 +344,13 @@ class ISMCTSAgent(SearchAgent):
         """The most visited root move (D,) of D play decisions of one rule set, with the
         root moves' (D, 52) mean values in points (NaN: illegal, or not searched) and
         visits; ``bonus`` (D, 70) points, if given, is added to the root moves' UCB scores
-        (``prior``). Searched with a paired root (``root="paired"``, or ``"auto"`` with no
-        ``bonus``): the root move of the best mean value, ``bonus`` added."""
+        (``prior``). Searched with a paired root (``root="paired"``, or ``"auto"`` without a
+        steering prior, ``Prior.steers``): the root move of the best mean value, ``bonus``
+        added."""
         d = len(rows)
-        root = self.root if self.root != "auto" else "ucb" if bonus is not None else "halving"
-        relative = self.value == "relative" or (self.value == "auto" and bonus is None
+        steered = bonus is not None and self._prior.steers(rules)  # else the halved root
+        root = self.root if self.root != "auto" else "ucb" if steered else "halving"
+        relative = self.value == "relative" or (self.value == "auto" and not steered
                                                  and self.leaf is None)
         mean = np.full((d, 52), np.nan)  # (D, 52) value units
         visits = np.zeros((d, 52))  # (D, 52)

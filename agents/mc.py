@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import build_agent, check_count, check_number, register
-from agents.ppo import PPOAgent, shipped_policy_for
+from agents.ppo import SHIPPED_NETWORK, PPOAgent, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.core import cards as C
@@ -89,51 +89,104 @@ def _optional_agent(key: str, spec: str | None) -> Any:
             from error
 
 
+#: The prior's weight (points per unit of log-probability) where none is given and none
+#: is measured.
+DEFAULT_PRIOR_WEIGHT = 0.3
+#: ``prior="auto"``'s weight for the one network (``agents.ppo.SHIPPED_NETWORK``) in each
+#: Smoorverliefd variant, chosen by measurement
+#: (docs/results/2026-12-06-variant-prior-screen.md: 0.3 ahead of no prior in 7 of the
+#: 10 variant rows). A rule set of another variant, or of several, gets
+#: ``DEFAULT_PRIOR_WEIGHT``.
+NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
+                                     "pip_scoring": 0.3}
+_VARIANTS = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow")
+
+
+def network_weight(rules: Rules) -> float:
+    """``prior="auto"``'s weight for the one network in ``rules`` (``NETWORK_WEIGHTS``)."""
+    variants = [name for name in _VARIANTS if getattr(rules, name, False)]
+    if len(variants) == 1 and not rules.is_hearts:
+        return NETWORK_WEIGHTS.get(variants[0], DEFAULT_PRIOR_WEIGHT)
+    return DEFAULT_PRIOR_WEIGHT
+
+
 class Prior:
-    """A trained policy's estimate of each action, in points: ``weight`` times its
+    """A trained policy's estimate of each action, in points: the weight times its
     log-probability (the ``prior`` option of ``mc`` and ``ismcts``).
 
     A policy distilled from a search at temperature T values an action at about
     T log pi(a) + const, so ``weight=T`` weighs its estimate like the search's values.
     ``spec`` is an agent spec with a ``log_policy`` (e.g. ``"ppo:checkpoint=ppo_hearts"``),
-    played in every rule set; ``"auto"``: in each rule set the shipped checkpoint trained
-    on it, or on the same tricks with another player count or passing
-    (``agents.ppo.shipped_policy_for``), none in the rule sets no shipped checkpoint was
-    trained for; None: none. With ``"auto"``, a rule set whose shipped policy's file is
-    missing (an install without the package data) is a FileNotFoundError at its first
-    decision, naming the file and the folder looked in: never a search without it.
+    played in every rule set at ``weight`` (None: ``DEFAULT_PRIOR_WEIGHT``).
+    ``"specialists"``: in each rule set the shipped checkpoint trained on it, or on the
+    same tricks with another player count or passing (``agents.ppo.shipped_policy_for``:
+    plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: the specialist where
+    there is one, else the one network trained on every rule set
+    (``agents.ppo.SHIPPED_NETWORK``) at its weight for the rule set
+    (``network_weight``, unless ``weight`` is given): a prior in every rule set. None:
+    none. With ``"auto"`` or ``"specialists"``, a rule set whose policy's file is missing
+    (an install without the package data) is a FileNotFoundError at its first decision,
+    naming the file and the folder looked in: never a search without it.
     """
 
-    def __init__(self, spec: str | None, weight: float) -> None:
-        self.spec, self.weight = spec, float(weight)
-        self.agent = None if spec == "auto" else _optional_agent("prior", spec)
+    def __init__(self, spec: str | None, weight: float | None) -> None:
+        if weight is not None:
+            check_number("prior_weight", weight)
+        self.spec = spec
+        self.weight = None if weight is None else float(weight)
+        self.agent = None if spec in ("auto", "specialists") else _optional_agent("prior", spec)
         if self.agent is not None and not hasattr(self.agent, "log_policy"):
             raise ValueError(f"prior {spec!r} has no log_policy: use a trained policy (ppo)")
-        check_number("prior_weight", weight)
-        self._auto: dict[Rules, Any] = {}
+        self._auto: dict[Rules, tuple[Any, float, bool]] = {}
 
-    def agent_for(self, rules: Rules) -> Any:
-        """The policy played in ``rules``, or None."""
-        if self.spec != "auto":
-            return self.agent
+    def _choice(self, rules: Rules) -> tuple[Any, float, bool]:
+        """The policy played in ``rules`` (or None), its weight, and whether it is a
+        specialist or given (True) or the one network of ``"auto"`` (False)."""
+        given = DEFAULT_PRIOR_WEIGHT if self.weight is None else self.weight
+        if self.spec not in ("auto", "specialists"):
+            return self.agent, given, True
         if rules not in self._auto:
             try:
                 name = shipped_policy_for(rules)
-                self._auto[rules] = None if name is None else PPOAgent(name)
+                if name is not None:
+                    self._auto[rules] = PPOAgent(name), given, True
+                elif self.spec == "auto":
+                    weight = network_weight(rules) if self.weight is None else self.weight
+                    self._auto[rules] = PPOAgent(SHIPPED_NETWORK), weight, False
+                else:
+                    self._auto[rules] = None, given, True
             except FileNotFoundError as error:
-                raise FileNotFoundError(f"prior='auto' in {rules}: {error} (or give the "
-                                        f"prior explicitly: prior=None plays none)") from error
+                raise FileNotFoundError(f"prior={self.spec!r} in {rules}: {error} (or give "
+                                        f"the prior explicitly: prior=None plays none)"
+                                        ) from error
         return self._auto[rules]
+
+    def agent_for(self, rules: Rules) -> Any:
+        """The policy played in ``rules``, or None."""
+        return self._choice(rules)[0]
+
+    def weight_for(self, rules: Rules) -> float:
+        """The prior's weight in ``rules``."""
+        return self._choice(rules)[1]
+
+    def steers(self, rules: Rules) -> bool:
+        """Whether a prior plays in ``rules`` that ``ismcts``'s ``"auto"`` root and value
+        were measured with as a steering prior (a UCB root, the seat's own points): a
+        specialist or a given policy. False where none plays and where ``"auto"`` plays
+        the one network (measured with today's variant search: a halved root, the
+        relative value)."""
+        agent, _, steering = self._choice(rules)
+        return agent is not None and steering
 
     def bonus(self, obs: np.ndarray, mask: np.ndarray, rules: Rules) -> np.ndarray | None:
         """(D, 70) points added to the values of the D decisions ``obs`` (D, OBS) of
         ``rules`` with legal actions ``mask`` (D, 70): 0 where illegal; None without a
         prior there."""
-        agent = self.agent_for(rules)
+        agent, weight, _ = self._choice(rules)
         if agent is None:
             return None
         logp = agent.log_policy({"observation": obs, "action_mask": mask})  # -inf: illegal
-        return self.weight * np.where(mask, logp, 0.0)
+        return weight * np.where(mask, logp, 0.0)
 
 
 @register("mc")
@@ -175,9 +228,12 @@ class MCAgent(SearchAgent):
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
             ``"auto"``: in each rule set, the shipped checkpoint trained on it or on the
-            same tricks (``Prior``).
+            same tricks, else the one network trained on every rule set (``Prior``);
+            ``"specialists"``: those checkpoints only, none elsewhere.
             Default None: the search's values alone.
-        prior_weight: points per unit of log-probability of ``prior``.
+        prior_weight: points per unit of log-probability of ``prior``; None (the
+            default): ``DEFAULT_PRIOR_WEIGHT`` (0.3), or with ``prior="auto"`` the one
+            network's measured weight in the rule set (``network_weight``).
     """
 
     name = "mc"
@@ -188,7 +244,7 @@ class MCAgent(SearchAgent):
                  greedy_margin: float = 0.0, belief: str = "uniform",
                  belief_candidates: int = 4, reply: str | None = None,
                  reply_rollouts: int = 0, rollout_agent: str | None = None,
-                 prior: str | None = None, prior_weight: float = 0.3) -> None:
+                 prior: str | None = None, prior_weight: float | None = None) -> None:
         worlds, rollouts = check_count("worlds", worlds), check_count("rollouts", rollouts)
         if time_budget is not None:
             time_budget = check_number("time_budget", time_budget, positive=True)

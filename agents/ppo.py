@@ -64,6 +64,11 @@ SHIPPED_POLICIES: dict[str, dict[str, Any]] = {
     "ppo_hearts5": {"game": "hearts", "num_players": [5], **_PLAIN},
     "ppo_smoorverliefd": {"game": "smoorverliefd", "num_players": [3, 4, 5], **_PLAIN},
 }
+#: The one network the package ships besides the specialists: trained on every
+#: single-round rule set at 3-5 players (``experiments.dmc``: DMC run 2, iteration 200;
+#: its ``"args"`` say ``game="all"``), the prior of ``prior="auto"`` where no specialist
+#: was trained (``agents.mc.Prior``). Not a policy of ``shipped_policy_for``.
+SHIPPED_NETWORK = "dmc_all"
 
 _DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
            "LongStorage": np.int64, "IntStorage": np.int32, "BoolStorage": np.bool_}
@@ -279,7 +284,8 @@ def _missing(name: str) -> FileNotFoundError:
 def resolve_checkpoint(checkpoint: str | Path) -> Path:
     """The file of ``checkpoint``: a shipped checkpoint's name (``"ppo_hearts"`` is
     ``agents/checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to
-    the repository's root. A name in ``SHIPPED_POLICIES`` whose file is missing is a
+    the repository's root. A name in ``SHIPPED_POLICIES`` (or ``SHIPPED_NETWORK``) whose
+    file is missing is a
     FileNotFoundError saying where it was looked for."""
     path = Path(checkpoint)
     named = CHECKPOINT_DIR / f"{checkpoint}.pt"
@@ -289,7 +295,7 @@ def resolve_checkpoint(checkpoint: str | Path) -> Path:
         repo = _ROOT / path
         if repo.exists():
             return repo
-    if not path.exists() and str(checkpoint) in SHIPPED_POLICIES:
+    if not path.exists() and str(checkpoint) in (*SHIPPED_POLICIES, SHIPPED_NETWORK):
         raise _missing(str(checkpoint))
     if not path.exists():
         raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
@@ -322,14 +328,17 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     Hearts and of 4-player Hearts without passing, ``ppo_hearts5`` (5 players) that of
     5-player Hearts without passing, while the Smoorverliefd variants
     (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
-    policy misleads the search (measured in the README's "Agents' strength").
+    policy misleads the search (measured in the README's "Agents' strength"), and
+    ``prior="auto"`` plays the one network, ``SHIPPED_NETWORK``, which is never one of
+    these (it was trained on every rule set, ``"game": "all"``).
 
     The checkpoints of ``SHIPPED_POLICIES`` take part by their listed training rules
     even when their files are missing: a rule set whose policy is one of those is then a
     FileNotFoundError naming the file and the folder looked in (never None, which would
     be a search without its policy); rule sets that have no policy are unaffected.
     """
-    trained = {name: PPOAgent(name).train_args for name in shipped_checkpoints()}
+    trained = {name: args for name in shipped_checkpoints()
+               if (args := PPOAgent(name).train_args).get("game") in ("smoorverliefd", "hearts")}
     missing = {name: args for name, args in SHIPPED_POLICIES.items()
                if name not in trained and not (CHECKPOINT_DIR / f"{name}.pt").is_file()}
     trained = dict(sorted({**trained, **missing}.items()))

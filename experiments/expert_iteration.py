@@ -4,7 +4,9 @@ on its own search's decisions, generation after generation.
 Generation g (1, 2, ...):
 
 1. **Label.** The teacher, ``ismcts`` with generation g-1's network as its prior
-   (generation 1: today's ``ismcts``, ``prior="auto"``, the shipped policies), plays every
+   (generation 1: ``--teacher``, by default today's ``ismcts``, ``prior="auto"``, the
+   shipped policies; ``ismcts:prior=specialists`` was the default teacher of the run
+   that made ``dmc_all``'s warm start, before ``dmc_all`` shipped), plays every
    seat of batched self-play (``SelfPlayVectorEnv``, ``agents.training.expert``) in every
    rule set and player count of ``--rule-sets`` x ``--players``, the tables taking turns
    one step each, until ``--decisions`` decisions are labelled: each with the search's

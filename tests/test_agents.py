@@ -127,7 +127,7 @@ def test_spec_values_are_read_as_their_option_s_type():
     assert list(made) == ["random", "greedy"] and isinstance(made["greedy"], GreedyAgent)
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=nope': PPO checkpoint "
                                          r"'nope' is neither a file nor a shipped checkpoint "
-                                         r"name \(ppo_hearts"):
+                                         r"name \(dmc_all, ppo_hearts"):
         build_agents(["random", "ppo:checkpoint=nope"])
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=.*README.md': .* is not a "
                                          r"torch.save file"):
@@ -1216,8 +1216,9 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     with passing at 4 players: ppo_hearts, at 5: ppo_hearts5; Smoorverliefd at 3, 4, 5:
     ppo_smoorverliefd), else one trained on the same tricks, at the same player count
     first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5; at 3 players,
-    ppo_hearts), and no prior where rules of play or scoring differ (the Smoorverliefd
-    variants, Hearts' queen options: the same choices as no prior)."""
+    ppo_hearts), and none of those where rules of play or scoring differ (the
+    Smoorverliefd variants, Hearts' queen options): there the one network plays (the
+    same choices as naming it)."""
     from agents.ppo import shipped_policy_for
 
     hearts = Rules(game="hearts", num_players=4)
@@ -1242,7 +1243,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
         assert shipped_policy_for(rules, related=False) == exact, rules
     for rules, spec in ((Rules(game="hearts", num_players=4, target_score=None),
                          "ppo:checkpoint=ppo_hearts"),
-                        (Rules(num_players=4, trump_hearts=True, target_score=None), None)):
+                        (Rules(num_players=4, trump_hearts=True, target_score=None),
+                         "ppo:checkpoint=dmc_all")):
         engine = random_positions(rules, 16, seed=6)
         live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
         obs = {k: v[live] for k, v in observations(engine).items()}
@@ -1250,6 +1252,44 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
         named = make_agent("mc", worlds=8, prior=spec, prior_weight=1.0)
         np.testing.assert_array_equal(auto.act(obs, np.random.default_rng(2)),
                                       named.act(obs, np.random.default_rng(2)))
+
+
+@pytest.mark.parametrize("variant", ["trump_hearts", "bidding", "partners", "pip_scoring"])
+def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(variant) -> None:
+    """In each Smoorverliefd variant, ``ismcts``'s defaults are the variant search (a
+    halved paired root, the relative value) with the one network as its prior at the
+    variant's weight in the table (``NETWORK_WEIGHTS``): the same moves as naming them
+    all; a given ``prior_weight`` replaces the table's; ``prior="specialists"`` plays
+    no prior there."""
+    from agents.mc import NETWORK_WEIGHTS, network_weight
+
+    rules = Rules(num_players=4, target_score=None, **{variant: True})
+    assert network_weight(rules) == NETWORK_WEIGHTS[variant]
+    small = "iterations=64,walks=16,seed_worlds=8,bid_worlds=8"
+    engine = random_positions(rules, 40, seed=4)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    explicit = ("ismcts:" + small + ",root=halving,value=relative,"
+                "prior=ppo:checkpoint=dmc_all,prior_weight={}")
+    for auto, named in ((f"ismcts:{small}", explicit.format(NETWORK_WEIGHTS[variant])),
+                        (f"ismcts:{small},prior_weight=20.0", explicit.format(20.0)),
+                        (f"ismcts:{small},prior=specialists",
+                         f"ismcts:{small},root=halving,value=relative,prior=none")):
+        np.testing.assert_array_equal(
+            build_agent(auto).act(obs, np.random.default_rng(1)),
+            build_agent(named).act(obs, np.random.default_rng(1)), err_msg=auto)
+    # the weights tell apart: some choice differs between the table's and 20
+    table, heavy = (build_agent(explicit.format(w)).act(obs, np.random.default_rng(1))
+                    for w in (NETWORK_WEIGHTS[variant], 20.0))
+    assert (table != heavy).any()
+
+
+def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:
+    from agents.mc import DEFAULT_PRIOR_WEIGHT, network_weight
+
+    assert network_weight(Rules(num_players=4, trump_hearts=True, bidding=True)) \
+        == DEFAULT_PRIOR_WEIGHT
+    assert network_weight(Rules(num_players=4, cupids_arrow=True)) == DEFAULT_PRIOR_WEIGHT
 
 
 @pytest.mark.parametrize("spec", ["mc:worlds=64", "ismcts:bid_worlds=64"])

@@ -1,6 +1,7 @@
 """The shipped policies are package data (``agents/checkpoints/``), and an install without
-them fails loudly: ``ppo`` by name, and ``prior="auto"`` in every rule set whose policy is
-missing, name the file and the folder looked in; rule sets without a policy play on.
+them fails loudly: ``ppo`` by name, and ``prior="auto"`` in every rule set (each has a
+policy: a specialist or the one network), name the file and the folder looked in;
+``prior="specialists"`` plays on without one where no specialist was trained.
 
 (tests/test_wheel.py plays them from a built wheel, outside the checkout.)
 """
@@ -24,9 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_shipped_checkpoints_are_package_data_of_agents() -> None:
     assert ppo.CHECKPOINT_DIR == ROOT / "agents" / "checkpoints"
-    # a new shipped checkpoint goes into SHIPPED_POLICIES, so that its absence is an error
-    assert set(ppo.shipped_checkpoints()) == set(ppo.SHIPPED_POLICIES)
-    for name in ppo.SHIPPED_POLICIES:
+    # a new shipped checkpoint goes into SHIPPED_POLICIES (or is the one network), so
+    # that its absence is an error
+    assert set(ppo.shipped_checkpoints()) == {*ppo.SHIPPED_POLICIES, ppo.SHIPPED_NETWORK}
+    for name in ppo.shipped_checkpoints():
         assert (ppo.CHECKPOINT_DIR / f"{name}.json").is_file(), name
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert {"checkpoints/*.pt", "checkpoints/*.json"} <= set(data["package-data"]["agents"])
@@ -42,6 +44,22 @@ def test_the_listed_training_rules_are_the_checkpoints(name: str) -> None:
     args = ppo.read_checkpoint(ppo.CHECKPOINT_DIR / f"{name}.pt")["args"]
     listed = ppo.SHIPPED_POLICIES[name]
     assert {key: args[key] for key in listed} == listed
+
+
+def test_the_one_network_was_trained_on_every_rule_set_and_is_no_specialist() -> None:
+    """``dmc_all`` is the file its record names (sha256), trained on all 7 single-round
+    rule sets at 3, 4 and 5 players; ``shipped_policy_for`` never maps a rule set to it."""
+    import hashlib
+    import json
+
+    path = ppo.CHECKPOINT_DIR / f"{ppo.SHIPPED_NETWORK}.pt"
+    record = json.loads(path.with_suffix(".json").read_text())
+    assert record["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    args = ppo.read_checkpoint(path)["args"]
+    assert args["game"] == "all" and args["players"] == [3, 4, 5]
+    assert set(args["rule_sets"]) == {name for name, preset in PRESETS.items()
+                                      if not preset.matches_only}
+    assert ppo.SHIPPED_NETWORK not in {ppo.shipped_policy_for(rules) for rules in rule_sets()}
 
 
 def rule_sets() -> list[Rules]:
@@ -81,27 +99,30 @@ def test_ppo_by_name_without_its_file_says_which_and_where(no_checkpoints: Path)
         assert f"{name}.pt" in str(error.value) and str(no_checkpoints) in str(error.value)
 
 
-def test_prior_auto_without_the_files_is_an_error_where_a_policy_is_due(
+def test_prior_auto_without_the_files_is_an_error_in_every_rule_set(
         no_checkpoints: Path) -> None:
-    """With the folder empty, every rule set that has a shipped policy (by the mapping,
-    with the files present) is a FileNotFoundError naming that policy's file and the
-    folder, for ``ismcts`` (prior="auto" by default) and ``mc``; the others have no prior,
-    as with the files."""
+    """With the folder empty, every rule set is a FileNotFoundError naming the file of
+    its policy (by the mapping with the files present: a specialist, else the one
+    network) and the folder, for ``ismcts`` (prior="auto" by default) and ``mc``; with
+    ``prior="specialists"``, the rule sets without a specialist have no prior, as with
+    the files."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ppo, "CHECKPOINT_DIR", ROOT / "agents" / "checkpoints")
         with_files = {rules: ppo.shipped_policy_for(rules) for rules in rule_sets()}
     assert no_checkpoints == ppo.CHECKPOINT_DIR
     assert set(with_files.values()) == {None, *ppo.SHIPPED_POLICIES}
-    for agent in (make_agent("ismcts"), make_agent("mc", prior="auto")):
+    for agent in (make_agent("ismcts"), make_agent("mc", prior="auto"),
+                  make_agent("mc", prior="specialists")):
         for rules, name in with_files.items():
-            if name is None:
+            if name is None and agent.prior == "specialists":
                 assert agent.prior_for(rules) is None, rules
                 continue
             with pytest.raises(FileNotFoundError) as error:
                 agent.prior_for(rules)
             message = str(error.value)
+            name = name or ppo.SHIPPED_NETWORK
             assert f"no {name}.pt in {no_checkpoints}" in message, message
-            assert "prior='auto'" in message
+            assert f"prior={agent.prior!r}" in message
 
 
 def test_an_ismcts_decision_without_its_policy_fails_and_without_one_plays(
@@ -110,8 +131,12 @@ def test_an_ismcts_decision_without_its_policy_fails_and_without_one_plays(
     plain = Rules(num_players=4, target_score=None)  # a free lead: searched
     with pytest.raises(FileNotFoundError, match="ppo_smoorverliefd.pt"):
         make_agent("ismcts", **small).act(observations(plain), np.random.default_rng(0))
-    # met Troef has no policy by design: it plays as with the files
+    # met Troef's prior is the one network; without the specialists only, it plays as
+    # with the files
     trumps = Rules(num_players=4, trump_hearts=True, target_score=None)
     obs = observations(trumps)
-    actions = make_agent("ismcts", **small).act(obs, np.random.default_rng(0))
+    with pytest.raises(FileNotFoundError, match=f"{ppo.SHIPPED_NETWORK}.pt"):
+        make_agent("ismcts", **small).act(obs, np.random.default_rng(0))
+    actions = make_agent("ismcts", prior="specialists", **small).act(
+        obs, np.random.default_rng(0))
     assert obs["action_mask"][np.arange(len(actions)), actions].all()

@@ -8,7 +8,7 @@ The dependencies come from this interpreter's site-packages, added to the new ve
 are not run), so nothing is downloaded, while ``smoor_env``, ``agents`` and
 ``experiments`` come only from the wheel. Every check runs in a subprocess of that venv,
 in a temporary working directory outside the checkout, without PYTHONPATH: the shipped
-policies play by name, ``prior="auto"`` finds them in every rule set that has one, and
+policies play by name, ``prior="auto"`` finds one in every rule set, and
 every console script runs.
 """
 
@@ -30,7 +30,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 from test_base_install import SCRIPTS, tiny_runs
 
-from agents.ppo import SHIPPED_POLICIES, shipped_policy_for
+from agents.ppo import SHIPPED_NETWORK, SHIPPED_POLICIES, shipped_policy_for
 from smoor_env import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +113,7 @@ def test_the_wheel_holds_the_packages_and_the_shipped_policies(installed: Instal
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == set(PACKAGES)
-    for name in SHIPPED_POLICIES:
+    for name in (*SHIPPED_POLICIES, SHIPPED_NETWORK):
         for suffix in (".pt", ".json"):
             assert f"agents/checkpoints/{name}{suffix}" in names
     assert not [name for name in names if "_curve." in name]  # measurements stay in the repo
@@ -158,8 +158,10 @@ def test_the_shipped_policies_play_by_name(installed: Installed) -> None:
 
         venv = Path(sys.prefix)
         assert ppo.CHECKPOINT_DIR.is_relative_to(venv), ppo.CHECKPOINT_DIR
-        assert set(ppo.shipped_checkpoints()) == set(ppo.SHIPPED_POLICIES)
-        plays = [(make_agent("ppo"), Rules(num_players=4, target_score=None))]
+        assert set(ppo.shipped_checkpoints()) == {*ppo.SHIPPED_POLICIES, ppo.SHIPPED_NETWORK}
+        plays = [(make_agent("ppo"), Rules(num_players=4, target_score=None)),
+                 (make_agent("ppo", checkpoint=ppo.SHIPPED_NETWORK),
+                  Rules(num_players=3, bidding=True, target_score=None))]
         for name, args in sorted(ppo.SHIPPED_POLICIES.items()):
             agent = make_agent("ppo", checkpoint=name)
             assert agent.train_args["game"] == args["game"]
@@ -180,11 +182,11 @@ def test_the_shipped_policies_play_by_name(installed: Installed) -> None:
         """)
 
 
-def test_prior_auto_is_the_shipped_policy_in_every_rule_set_that_has_one(
-        installed: Installed) -> None:
+def test_prior_auto_is_a_shipped_policy_in_every_rule_set(installed: Installed) -> None:
     """In every preset at every player count, as rounds and as matches, ``ismcts``
     (``prior="auto"`` by default) and ``mc:prior=auto`` play the shipped policy the
-    checkout maps the rule set to (loaded from the venv), and no prior where it has none."""
+    checkout maps the rule set to, and the one network where it maps none (loaded from
+    the venv)."""
     expected = []
     for name, preset in PRESETS.items():
         for players in preset.players:
@@ -197,25 +199,23 @@ def test_prior_auto_is_the_shipped_policy_in_every_rule_set_that_has_one(
         import json, sys
         from pathlib import Path
         from agents import make_agent
-        from agents.ppo import resolve_checkpoint
+        from agents.ppo import SHIPPED_NETWORK, resolve_checkpoint
         from smoor_env import preset
 
         searches = [make_agent("ismcts"), make_agent("mc", prior="auto")]
         found = 0
         for name, players, matches, policy in json.loads(sys.argv[1]):
             rules = preset(name, players, matches)
+            policy = policy or SHIPPED_NETWORK
             for search in searches:
                 prior = search.prior_for(rules)
-                if policy is None:
-                    assert prior is None, (name, players, matches, prior.checkpoint)
-                    continue
                 assert prior is not None, (name, players, matches, policy)
                 assert prior.checkpoint == policy, (name, players, matches, prior.checkpoint)
                 assert resolve_checkpoint(prior.checkpoint).is_relative_to(sys.prefix)
                 found += 1
         print(found)
         """, json.dumps(expected))
-    assert int(done.stdout) == 2 * sum(policy is not None for *_, policy in expected)
+    assert int(done.stdout) == 2 * len(expected)
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
