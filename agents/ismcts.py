@@ -16,7 +16,7 @@ the current position, by every seat, whatever the hidden cards. Each iteration
    policy (``agents.rollout``), and credits every node on the path with the final
    value of the seat that moved into it (round points over ``_value_scale``;
    Hearts: one minus penalty points over 26; partners: the team's; with
-   ``value="relative"``, the default where no policy prior plays, those points less
+   ``value="relative"``, the default where no specialist prior plays, those points less
    the opponents' mean).
 
 Batched the way the engine is fast: each wave runs ``walks`` iterations of every
@@ -32,7 +32,7 @@ after each such round (sequential halving). By default (``root="auto"``) the roo
 searched by halving wherever no specialist policy prior (below) steers the walks there.
 
 A trained policy steers the walks at the root (``prior``; by default the shipped
-checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
+specialist checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
 log-probability of each root move is added to that move's UCB score, so that among
 moves the search values about equally, the walks, and the decision, favour the
 policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (README;
@@ -202,14 +202,14 @@ class ISMCTSAgent(SearchAgent):
             3 and 4 players and ``ppo_hearts5`` at 5, with or without passing;
             ``ppo_smoorverliefd`` in plain Smoorverliefd at 3-5 players), and elsewhere
             (the Smoorverliefd variants) the one network trained on every rule set
-            (``dmc_all``) at its measured weight (``agents.mc.network_weight``).
+            (``dmc_all``) at its weight in the table (``agents.mc.network_weight``).
             ``"specialists"``: the shipped checkpoints only, no prior in the variants
             (``"auto"`` before the one network shipped). A rule set whose shipped
             policy's file is missing (an install without the package data) is a
             FileNotFoundError, not a search without it. None: no prior.
         prior_weight: points per unit of log-probability of ``prior``; None (the
-            default): 0.3, or with ``prior="auto"`` the one network's measured weight
-            in the rule set.
+            default): 0.3, or with ``prior="auto"`` the one network's weight in the
+            rule set's row of the table (``agents.mc.NETWORK_WEIGHTS``).
         root: ``"ucb"``: the root's moves are chosen by UCB like every node's, each walk
             in a world of its own, and the most visited is played.
             ``"paired"``: every wave plays every legal root move in the same
@@ -351,7 +351,7 @@ class ISMCTSAgent(SearchAgent):
         steered = bonus is not None and self._prior.steers(rules)  # else the halved root
         root = self.root if self.root != "auto" else "ucb" if steered else "halving"
         relative = self.value == "relative" or (self.value == "auto" and not steered
-                                                 and self.leaf is None)
+                                                 and self._leaf_net(rules) is None)
         mean = np.full((d, 52), np.nan)  # (D, 52) value units
         visits = np.zeros((d, 52))  # (D, 52)
         if root != "ucb":

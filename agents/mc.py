@@ -85,18 +85,20 @@ def _optional_agent(key: str, spec: str | None) -> Any:
     try:
         return build_agent(spec)
     except (ValueError, TypeError) as error:
-        raise ValueError(f"{key} must be an agent spec or None, got {spec!r}: {error}") \
-            from error
+        also = ", 'auto', 'specialists'" if key == "prior" else ""
+        raise ValueError(f"{key} must be an agent spec{also} or None, got {spec!r}: "
+                         f"{error}") from error
 
 
 #: The prior's weight (points per unit of log-probability) where none is given and none
 #: is measured.
 DEFAULT_PRIOR_WEIGHT = 0.3
 #: ``prior="auto"``'s weight for the one network (``agents.ppo.SHIPPED_NETWORK``) in each
-#: Smoorverliefd variant, chosen by measurement
-#: (docs/results/2026-12-06-variant-prior-screen.md: 0.3 ahead of no prior in 7 of the
-#: 10 variant rows). A rule set of another variant, or of several, gets
-#: ``DEFAULT_PRIOR_WEIGHT``.
+#: Smoorverliefd variant: 0.3 each from the variant screen
+#: (docs/results/2026-12-06-variant-prior-screen.md: ahead of no prior in 7 of the 10
+#: variant rows), until the per-variant measurement
+#: (docs/results/2026-12-06-variant-prior-weights.md) is in. A rule set of another
+#: variant, or of several, gets ``DEFAULT_PRIOR_WEIGHT``.
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3}
 _VARIANTS = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow")
@@ -157,8 +159,9 @@ class Prior:
                     self._auto[rules] = None, given, True
             except FileNotFoundError as error:
                 raise FileNotFoundError(f"prior={self.spec!r} in {rules}: {error} (or give "
-                                        f"the prior explicitly: prior=None plays none)"
-                                        ) from error
+                                        f"the prior explicitly: prior=None plays none, "
+                                        f"prior='specialists' none where no specialist "
+                                        f"was trained)") from error
         return self._auto[rules]
 
     def agent_for(self, rules: Rules) -> Any:
@@ -233,7 +236,8 @@ class MCAgent(SearchAgent):
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``; None (the
             default): ``DEFAULT_PRIOR_WEIGHT`` (0.3), or with ``prior="auto"`` the one
-            network's measured weight in the rule set (``network_weight``).
+            network's weight in the rule set's row of ``NETWORK_WEIGHTS``
+            (``network_weight``).
     """
 
     name = "mc"

@@ -10,8 +10,10 @@ checkpoint (no PyTorch needed to play; training needs the ``rl`` extra).
 Shipped checkpoints (``agents/checkpoints/<name>.pt``, package data: installed with the
 package, see README "Reinforcement learning"): ``ppo_smoorverliefd`` (Smoorverliefd, 3, 4
 and 5 players), ``ppo_hearts`` (Hearts with passing, 4 players) and ``ppo_hearts5`` (the
-same at 5 players); ``SHIPPED_POLICIES`` names them. Their training curves are in
-``docs/results/rl/`` (not installed).
+same at 5 players), the specialists ``SHIPPED_POLICIES`` names; and ``dmc_all``
+(``SHIPPED_NETWORK``), one network trained on every rule set by expert iteration and DMC
+(``experiments/``). The specialists' training curves are in ``docs/results/rl/`` (not
+installed).
 
 A checkpoint is a ``torch.save`` dict (``agents.policy_net.save_checkpoint``): ``"model"`` (the
 ``PolicyNet`` state dict), ``"hidden"`` (layer sizes), ``"card_head"`` (0: none) and

@@ -773,13 +773,18 @@ def test_ismcts_relative_value_counts_the_points_an_opponent_loses():
     assert team[0].tolist() == pytest.approx([0.5 - 9 / 68, 0.5 + 9 / 68] * 2)
 
 
-@pytest.mark.parametrize("value, prior, relative", [
-    ("own", None, False), ("relative", None, True), ("relative", "auto", True),
-    ("auto", None, True),  # no policy at the root (the Smoorverliefd variants): relative
-    ("auto", "ppo:checkpoint=ppo_smoorverliefd", False)])  # a prior plays: own
-def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value, prior, relative):
+@pytest.mark.parametrize("value, prior, leaf, relative", [
+    ("own", None, None, False), ("relative", None, None, True),
+    ("relative", "ppo:checkpoint=ppo_smoorverliefd", None, True),
+    ("auto", None, None, True),  # no specialist at the root (the Smoorverliefd variants)
+    ("auto", "auto", None, True),  # the one network there: still relative
+    ("auto", "specialists", "prior", True),  # leaf="prior" with no prior: no leaf values
+    ("auto", "auto", "prior", False),  # the network's value head at the leaves: own
+    ("auto", "ppo:checkpoint=ppo_smoorverliefd", None, False)])  # a given prior: own
+def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value, prior, leaf, relative):
     """Every value the tree is credited with (walks, the seeding wave, the paired
-    rounds) is computed as ``value`` asks; ``"auto"``: relative where no prior plays."""
+    rounds) is computed as ``value`` asks; ``"auto"``: relative where no specialist or
+    given prior plays and no leaf is valued by a network."""
     import agents.ismcts as ismcts
 
     asked = []
@@ -795,7 +800,8 @@ def test_ismcts_searches_with_the_value_it_is_given(monkeypatch, value, prior, r
     live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
     obs = {k: v[live] for k, v in observations(engine).items()}
     for root in ("ucb", "halving"):
-        small_ismcts(value=value, root=root, prior=prior).act(obs, np.random.default_rng(0))
+        small_ismcts(value=value, root=root, prior=prior, leaf=leaf).act(
+            obs, np.random.default_rng(0))
     assert asked and set(asked) == {relative}
 
 
@@ -1255,7 +1261,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
 
 
 @pytest.mark.parametrize("variant", ["trump_hearts", "bidding", "partners", "pip_scoring"])
-def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(variant) -> None:
+def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
+        monkeypatch, variant) -> None:
     """In each Smoorverliefd variant, ``ismcts``'s defaults are the variant search (a
     halved paired root, the relative value) with the one network as its prior at the
     variant's weight in the table (``NETWORK_WEIGHTS``): the same moves as naming them
@@ -1265,6 +1272,7 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(varia
 
     rules = Rules(num_players=4, target_score=None, **{variant: True})
     assert network_weight(rules) == NETWORK_WEIGHTS[variant]
+    monkeypatch.setitem(NETWORK_WEIGHTS, variant, 3.0)  # the table's row, not a default
     small = "iterations=64,walks=16,seed_worlds=8,bid_worlds=8"
     engine = random_positions(rules, 40, seed=4)
     live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
@@ -1278,10 +1286,11 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(varia
         np.testing.assert_array_equal(
             build_agent(auto).act(obs, np.random.default_rng(1)),
             build_agent(named).act(obs, np.random.default_rng(1)), err_msg=auto)
-    # the weights tell apart: some choice differs between the table's and 20
-    table, heavy = (build_agent(explicit.format(w)).act(obs, np.random.default_rng(1))
-                    for w in (NETWORK_WEIGHTS[variant], 20.0))
-    assert (table != heavy).any()
+    # the weights tell apart: some choice differs between the default's 0.3, the
+    # table's 3.0 and 20
+    default, table, heavy = (build_agent(explicit.format(w)).act(obs, np.random.default_rng(1))
+                             for w in (0.3, NETWORK_WEIGHTS[variant], 20.0))
+    assert (default != table).any() and (table != heavy).any()
 
 
 def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:
