@@ -1,0 +1,94 @@
+"""Make the shipped one network, ``dmc_all``, from scratch, and compare it with the shipped
+file.
+
+Two steps, each the command ``agents/checkpoints/dmc_all.json`` records (``command_today``):
+
+1. ``experiments.expert_iteration``, one generation: today's ``ismcts`` with the
+   specialist priors (``prior=specialists``) labels 100,000 decisions of self-play in
+   all 19 tables, and a fresh network with a 64-wide card head learns them (the warm
+   start; about 20 minutes on one core, the generation's own measurement beside it);
+2. ``experiments.dmc``, 200 iterations of Deep Monte Carlo self-play from it (26
+   million decisions, about 55 minutes on one core).
+
+Then the network of the last iteration is compared, weight by weight, with the shipped
+``dmc_all.pt``: the same weights, or the largest difference. Both steps go on from their
+files when the command is given again after a stop (each step's own resume).
+
+    python -m experiments.make_network                       # into runs/dmc_all
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from agents.evaluation.runs import checked_command
+from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK, read_checkpoint
+
+#: The command's name in its usage and error lines.
+PROG = "python -m experiments.make_network"
+
+
+@dataclass
+class Args:
+    out_dir: str = "runs/dmc_all"
+    """the folder of both steps (``ei/`` and ``dmc/`` in it); made if missing"""
+    progress: bool = True
+    """progress bars"""
+
+    def check(self) -> None:
+        if Path(self.out_dir).is_file():
+            raise ValueError(f"--out-dir {self.out_dir} is a file")
+
+
+def steps(args: Args) -> list[tuple[str, list[str]]]:
+    """The two steps: (module, argv) each."""
+    folder = Path(args.out_dir)
+    progress = [] if args.progress else ["--no-progress"]
+    return [("expert_iteration", ["--out-dir", str(folder / "ei"), "--generations", "1",
+                                  "--decisions", "100000", "--init", "", "--card-head", "64",
+                                  "--teacher", "ismcts:prior=specialists", *progress]),
+            ("dmc", ["--init", str(folder / "ei" / "gen1.pt"), "--iterations", "200",
+                     "--targets", "rest", "--out-dir", str(folder / "dmc"), *progress])]
+
+
+def compare(made: Path, shipped: Path) -> float:
+    """The largest absolute difference between the two checkpoints' weights (0.0: the
+    same); a ValueError if their layers differ."""
+    a, b = read_checkpoint(made)["model"], read_checkpoint(shipped)["model"]
+    if sorted(a) != sorted(b) or any(a[k].shape != b[k].shape for k in a):
+        raise ValueError(f"{made} and {shipped} have different layers")
+    return max(float(np.max(np.abs(a[k].astype(np.float64) - b[k].astype(np.float64))))
+               for k in a)
+
+
+def run(args: Args) -> float:
+    import importlib
+
+    for module, argv in steps(args):
+        print(f"==> python -m experiments.{module} {' '.join(argv)}", flush=True)
+        status = importlib.import_module(f"experiments.{module}").main(argv)
+        if status == 130:
+            raise KeyboardInterrupt
+        if status:
+            raise ValueError(f"experiments.{module} stopped with exit status {status}")
+    made = Path(args.out_dir) / "dmc" / "it200.pt"
+    shipped = CHECKPOINT_DIR / f"{SHIPPED_NETWORK}.pt"
+    difference = compare(made, shipped)
+    print(f"{made}: " + ("the same weights as the shipped " if difference == 0.0 else
+                         f"differs from the shipped (largest difference {difference:.3g}): ")
+          + str(shipped))
+    return difference
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command; its exit status (2 and one line for settings it refuses)."""
+    return checked_command(PROG, Args, run, __doc__.split("\n\n")[0], argv,
+                           kept="each step goes on from its files when given again")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
