@@ -207,12 +207,13 @@ def _train(args: Args, folder: Path) -> list[dict]:
         raise ValueError(f"{folder} holds checkpoints of a run without a saved state (made "
                          "before runs could go on, or by other code): use another --out-dir")
     if (folder / STATE).exists():
-        done, code, tables = load_state(folder, net, optimizer, generator, rng)
         logged = folder / "log.jsonl"
+        saved = torch.load(folder / STATE, weights_only=False)["iteration"]
+        if saved == args.iterations:  # finished: whatever the code now, nothing to do
+            log(args.progress, f"{folder} holds a finished run ({saved} iterations)")
+            return [row for row in read_jsonl(logged) if row["iteration"] <= saved]
+        done, code, tables = load_state(folder, net, optimizer, generator, rng)
         rows = [row for row in read_jsonl(logged) if row["iteration"] <= done]  # later: redone
-        if done == args.iterations:
-            log(args.progress, f"{folder} holds a finished run ({done} iterations)")
-            return rows
         log(args.progress, f"going on after iteration {done}")
     else:
         code, tables = training_code(), DMCTables(rules, args.num_envs, args.seed)

@@ -43,9 +43,9 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -169,6 +169,22 @@ def labels_for(args: Args, generation: int, prior: Path | None, folder: Path
     return data
 
 
+def _measure(args: Args, generation: int, new: str, old: str, folder: Path) -> Any:
+    """A started process (forked) that runs ``evaluate``; its result is its JSON file.
+    It ignores Ctrl-C and dies of SIGTERM: the main process stops it (``kill``)."""
+    import multiprocessing
+    import signal
+
+    def work() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        evaluate(args, generation, new, old, folder)
+
+    process = multiprocessing.get_context("fork").Process(target=work, daemon=True)
+    process.start()
+    return process
+
+
 def evaluate(args: Args, generation: int, new: str, old: str, folder: Path) -> dict:
     """``experiments.agent_strength`` of ``new`` against ``old`` (run in a worker)."""
     from experiments import agent_strength
@@ -198,10 +214,10 @@ def run(args: Args) -> dict:
         net = PolicyNet(tuple(args.hidden), obs_size=OBSERVATION_SIZE, card_head=args.card_head)
     history: list[dict[str, np.ndarray]] = []
     rows: list[dict] = []
-    evals: list[tuple[int, Future]] = []
+    measures: list[tuple[int, Any]] = []  # (generation, its measuring process)
     previous: Path | None = None  # generation 0: today's ismcts labels
     previous_spec = args.teacher
-    with ProcessPoolExecutor(1) as pool:
+    try:
         for generation in range(1, args.generations + 1):
             history.append(labels_for(args, generation, previous, folder))
             checkpoint = folder / f"gen{generation}.pt"
@@ -233,14 +249,26 @@ def run(args: Args) -> dict:
             log(args.progress, f"generation {generation}: {row}")
             rows.append(row)
             new_spec = teacher_spec(args, checkpoint)
-            evals.append((generation, pool.submit(evaluate, args, generation, new_spec,
-                                                  previous_spec, folder)))
+            if measures:  # one measurement at a time, as one core has room for
+                measures[-1][1].join()
+            measures.append((generation, _measure(args, generation, new_spec, previous_spec,
+                                                  folder)))
             previous, previous_spec = checkpoint, new_spec
-        for generation, future in evals:
-            result = future.result()
+        for generation, process in measures:
+            process.join()
+            out = folder / f"eval_gen{generation}.json"
+            if process.exitcode != 0 or not out.exists():
+                raise RuntimeError(f"the measurement of generation {generation} failed "
+                                   f"(exit status {process.exitcode}); see its output above")
+            result = json.loads(out.read_text())
             rows[generation - 1]["against_previous"] = [
                 {"rule_set": r["rule_set"], "players": r["players"], **r["advantage"]}
                 for r in result["ladder"]]
+    finally:  # stopped (Ctrl-C, SIGTERM, an error): the measurement stops too, at once
+        for _, process in measures:
+            if process.is_alive():
+                process.kill()
+            process.join()
     summary = {"args": dataclasses.asdict(args),
                "command": " ".join([os.path.basename(sys.executable), "-m",
                                     "experiments.expert_iteration", *sys.argv[1:]]),

@@ -6,13 +6,15 @@ Two steps, each the command ``agents/checkpoints/dmc_all.json`` records (``comma
 1. ``experiments.expert_iteration``, one generation: today's ``ismcts`` with the
    specialist priors (``prior=specialists``) labels 100,000 decisions of self-play in
    all 19 tables, and a fresh network with a 64-wide card head learns them (the warm
-   start; about 20 minutes on one core, the generation's own measurement beside it);
+   start; about 20 minutes on one core, then about 12 of the generation's own
+   measurement);
 2. ``experiments.dmc``, 200 iterations of Deep Monte Carlo self-play from it (26
    million decisions, about 55 minutes on one core).
 
 Then the network of the last iteration is compared, weight by weight, with the shipped
-``dmc_all.pt``: the same weights, or the largest difference. Both steps go on from their
-files when the command is given again after a stop (each step's own resume).
+``dmc_all.pt``: the same weights (exit status 0), or the largest difference (1). Given
+again after a stop, each step goes on from its files (expert iteration from its labels
+and checkpoint, DMC from its last saved state); a finished step says so.
 
     python -m experiments.make_network                       # into runs/dmc_all
 """
@@ -85,9 +87,13 @@ def run(args: Args) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command; its exit status (2 and one line for settings it refuses)."""
-    return checked_command(PROG, Args, run, __doc__.split("\n\n")[0], argv,
-                           kept="each step goes on from its files when given again")
+    """The command; its exit status: 0 when the weights are the shipped ones, 1 when they
+    differ, 2 and one line for settings it refuses, 130 when stopped."""
+    found: list[float] = []
+    status = checked_command(PROG, Args, lambda args: found.append(run(args)),
+                             __doc__.split("\n\n")[0], argv,
+                             kept="each step goes on from its files when given again")
+    return 1 if status == 0 and found[0] != 0.0 else status
 
 
 if __name__ == "__main__":

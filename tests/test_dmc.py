@@ -207,9 +207,17 @@ def test_a_run_goes_on_only_with_its_own_settings_and_code(tmp_path, capsys, mon
     assert dmc.main([*SMALL, "--iterations", "4", "--out-dir", str(tmp_path)]) == 2
     assert "other settings (--iterations 2)" in capsys.readouterr().err
     monkeypatch.setattr(dmc, "training_code", lambda: "0123456789abcdef")
+    # finished: so it says, under any code, and writes nothing
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 0
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    # stopped after iteration 1 (its state says so): it would go on under other code
+    state = torch.load(tmp_path / "state.pt", weights_only=False)
+    torch.save({**state, "iteration": 1}, tmp_path / "state.pt")
     assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 2
     assert "begun under other code" in capsys.readouterr().err
     monkeypatch.undo()
+    torch.save(state, tmp_path / "state.pt")
     (tmp_path / "state.pt").unlink()  # a run of the days before runs went on
     before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
     assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 2

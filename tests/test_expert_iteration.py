@@ -182,6 +182,42 @@ def test_the_command_runs_generations_and_goes_on_where_it_stopped(tmp_path):
     assert "Traceback" not in other.stderr
 
 
+def test_sigterm_while_measuring_stops_the_measurement_too(tmp_path):
+    """A kill of the command while its generation is measured (a forked process) stops
+    both at once, exit 130, instead of waiting for the measurement to end."""
+    pytest.importorskip("torch")
+    import signal
+    import time
+
+    from helpers import processes_mentioning
+
+    folder = tmp_path / "ei"
+    cmd = [sys.executable, "-m", "experiments.expert_iteration", "--decisions", "100",
+           "--num-envs", "2", "--rule-sets", "smoorverliefd", "--players", "4",
+           "--teacher", "ismcts:iterations=32,walks=16,seed_worlds=4,bid_worlds=16",
+           "--init", "", "--hidden", "32", "--epochs", "2", "--eval-deals", "100000",
+           "--eval-rule-sets", "smoorverliefd", "--generations", "1", "--no-progress",
+           "--out-dir", str(folder)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not ((folder / "gen1.pt").exists() and len(processes_mentioning(str(folder))) > 1):
+            assert process.poll() is None and time.monotonic() < deadline, process.poll()
+            time.sleep(0.2)
+        time.sleep(1)  # the measurement plays
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 130, err[-2000:]
+    assert "interrupted" in err and "Traceback" not in err
+    assert processes_mentioning(str(folder)) == []
+
+
 @pytest.mark.parametrize("options, message", [
     (["--teacher", "mc"], "--teacher must be an ismcts spec"),
     (["--seed", "950"], "training seeds 0-999"),

@@ -1,6 +1,6 @@
 """``experiments.make_network``: the one command that makes the shipped ``dmc_all`` from
 scratch is the record's two commands, and it compares what it made with the shipped
-file weight by weight. (The full run takes over an hour: docs/rl.md reports it.)"""
+file weight by weight. (The full run takes over an hour: not a test.)"""
 
 from __future__ import annotations
 
@@ -72,6 +72,14 @@ def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeyp
     assert make_network.main(["--out-dir", str(tmp_path), "--no-progress"]) == 0
     assert [module for module, _ in calls] == ["expert_iteration", "dmc"]
     assert "the same weights as the shipped" in capsys.readouterr().out
+    # other weights: said so, exit status 1
+    data = torch.load(SHIPPED, weights_only=True)
+    name = next(iter(data["model"]))
+    data["model"][name] = data["model"][name] + 1.0
+    torch.save(data, tmp_path / "dmc" / "it200.pt")
+    monkeypatch.setattr(dmc, "main", lambda argv: 0)  # a finished run: nothing to do
+    assert make_network.main(["--out-dir", str(tmp_path), "--no-progress"]) == 1
+    assert "differs from the shipped (largest difference 1)" in capsys.readouterr().out
     # a step that stops is the command's stop
     monkeypatch.setattr(dmc, "main", lambda argv: 130)
     assert make_network.main(["--out-dir", str(tmp_path)]) == 130
