@@ -72,7 +72,11 @@ def run(args: Args) -> float:
 
     for module, argv in steps(args):
         print(f"==> python -m experiments.{module} {' '.join(argv)}", flush=True)
-        status = importlib.import_module(f"experiments.{module}").main(argv)
+        saved, sys.argv = sys.argv, [f"experiments/{module}.py", *argv]  # as if typed:
+        try:  # a step's summary records its own command line
+            status = importlib.import_module(f"experiments.{module}").main(argv)
+        finally:
+            sys.argv = saved
         if status == 130:
             raise KeyboardInterrupt
         if status:

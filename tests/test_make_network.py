@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,7 @@ def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeyp
     def fake(module):
         def main(argv):
             calls.append((module, argv))
+            assert sys.argv[1:] == argv  # the step's own command line, for its records
             if module == "dmc":  # the network DMC's last iteration would write
                 out = Path(argv[argv.index("--out-dir") + 1])
                 out.mkdir(parents=True)
