@@ -72,7 +72,7 @@ from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.core import cards as C
 from smoor_env.core.checks import MAX_BATCH_SIZE
-from smoor_env.core.rules import Rules
+from smoor_env.core.rules import GAME_ONLY_OPTIONS, Rules
 from smoor_env.core.state import PHASE_ACTION_OFFSET, Phase
 
 _BID, _CURSE = int(PHASE_ACTION_OFFSET[Phase.BID]), int(PHASE_ACTION_OFFSET[Phase.CURSE])
@@ -97,15 +97,15 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0
 #: (docs/results/2026-12-06-variant-prior-weights.md: 0.3 had the higher mean in every
 #: variant; in met Troef it is still 0.05 points a round behind no prior there). A rule
-#: set of another variant, or of several, gets ``DEFAULT_PRIOR_WEIGHT``.
+#: set of another variant, or of several (Smoorverliefd's options, ``GAME_ONLY_OPTIONS``),
+#: gets ``DEFAULT_PRIOR_WEIGHT``.
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3}
-_VARIANTS = ("trump_hearts", "bidding", "partners", "pip_scoring", "cupids_arrow")
 
 
 def network_weight(rules: Rules) -> float:
     """``prior="auto"``'s weight for the one network in ``rules`` (``NETWORK_WEIGHTS``)."""
-    variants = [name for name in _VARIANTS if getattr(rules, name, False)]
+    variants = [name for name in GAME_ONLY_OPTIONS["smoorverliefd"] if getattr(rules, name)]
     if len(variants) == 1 and not rules.is_hearts:
         return NETWORK_WEIGHTS.get(variants[0], DEFAULT_PRIOR_WEIGHT)
     return DEFAULT_PRIOR_WEIGHT
@@ -166,10 +166,6 @@ class Prior:
     def agent_for(self, rules: Rules) -> Any:
         """The policy played in ``rules``, or None."""
         return self._choice(rules)[0]
-
-    def weight_for(self, rules: Rules) -> float:
-        """The prior's weight in ``rules``."""
-        return self._choice(rules)[1]
 
     def steers(self, rules: Rules) -> bool:
         """Whether a prior plays in ``rules`` that ``ismcts``'s ``"auto"`` root and value

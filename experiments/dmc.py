@@ -160,14 +160,13 @@ def save_state(folder: Path, iteration: int, code: str, net: PolicyNet,
     os.replace(temporary, folder / STATE)
 
 
-def load_state(folder: Path, net: PolicyNet, optimizer: torch.optim.Optimizer,
+def load_state(folder: Path, state: dict, net: PolicyNet, optimizer: torch.optim.Optimizer,
                generator: torch.Generator, rng: np.random.Generator
                ) -> tuple[int, str, DMCTables]:
-    """Restore ``save_state``'s network, optimiser and generators in place; return the
-    iteration it was saved after, the run's code and the tables. A state saved by a run
-    begun under other code is refused (a ValueError): the run would not be the one it
-    began as."""
-    state = torch.load(folder / STATE, weights_only=False)
+    """Restore ``save_state``'s network, optimiser and generators (``state``, read from
+    ``folder``) in place; return the iteration it was saved after, the run's code and the
+    tables. A state saved by a run begun under other code is refused (a ValueError): the
+    run would not be the one it began as."""
     if state["code"] != training_code():
         raise ValueError(f"{folder} holds a run begun under other code ({state['code']}, now "
                          f"{training_code()}): go on with that code, or use another "
@@ -208,11 +207,11 @@ def _train(args: Args, folder: Path) -> list[dict]:
                          "before runs could go on, or by other code): use another --out-dir")
     if (folder / STATE).exists():
         logged = folder / "log.jsonl"
-        saved = torch.load(folder / STATE, weights_only=False)["iteration"]
-        if saved == args.iterations:  # finished: whatever the code now, nothing to do
-            log(args.progress, f"{folder} holds a finished run ({saved} iterations)")
-            return [row for row in read_jsonl(logged) if row["iteration"] <= saved]
-        done, code, tables = load_state(folder, net, optimizer, generator, rng)
+        state = torch.load(folder / STATE, weights_only=False)
+        if state["iteration"] == args.iterations:  # finished: whatever the code, nothing to do
+            log(args.progress, f"{folder} holds a finished run ({args.iterations} iterations)")
+            return [row for row in read_jsonl(logged) if row["iteration"] <= args.iterations]
+        done, code, tables = load_state(folder, state, net, optimizer, generator, rng)
         rows = [row for row in read_jsonl(logged) if row["iteration"] <= done]  # later: redone
         log(args.progress, f"going on after iteration {done}")
     else:

@@ -173,11 +173,11 @@ def _measure(args: Args, generation: int, new: str, old: str, folder: Path) -> A
     """A started process (forked) that runs ``evaluate``; its result is its JSON file.
     It ignores Ctrl-C and dies of SIGTERM: the main process stops it (``kill``)."""
     import multiprocessing
-    import signal
+
+    from agents.evaluation.backends import _quiet_worker
 
     def work() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _quiet_worker()  # as the shared pool's workers
         evaluate(args, generation, new, old, folder)
 
     process = multiprocessing.get_context("fork").Process(target=work, daemon=True)
