@@ -18,18 +18,10 @@ Hearts deals worlds in which the rollout finds no legal action:
 ``ValueError: 'a' cannot be empty``), in every direction; once the passes are made it
 plays. ``tests/test_openspiel_anchor.py`` keeps that fact checked.
 
-The sample of a deal is the mean over its rotations of (the bots' mean penalty points
-less ours): positive means ours took fewer. The report: its mean and t interval over
-deals, and both programs' time a decision (median, 95th percentile) over the decisions
-with a choice, measured in the same games.
-
-Every game is appended to ``games.jsonl`` in ``--out-dir`` as it ends, so a stopped run
-(Ctrl-C, or SIGTERM for one in the background: both stop the workers and keep the games
-played) goes on where it stopped (same command; the settings and the code must be the
-same). While it plays, the run holds ``.lock`` in its folder: a second run into the same
-folder is refused.
-``--report`` plays nothing: it summarises the games a folder holds (a run's committed
-games, say), under the settings of its ``args.json``, with any version of the code.
+The run, its record and its report are those of every anchor (``experiments/anchor.py``):
+the sample of a deal is the mean over its rotations of (the bots' mean penalty points less
+ours), with its t interval over deals and both programs' time a decision; a stopped run
+goes on with the same command; ``--report`` summarises a folder's games without playing.
 
     python -m experiments.openspiel_anchor                     # the protocol: 1,000 deals
     python -m experiments.openspiel_anchor --deals 4 --simulations 50 --out-dir /tmp/a
@@ -38,35 +30,21 @@ games, say), under the settings of its ``args.json``, with any version of the co
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
-import os
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import tyro
 
 from agents import build_agent
-from agents.evaluation.backends import finished_units
-from agents.evaluation.runs import (
-    checked_command,
-    claim_settings,
-    code_fingerprint,
-    lock_folder,
-    write_atomic,
-)
-from agents.evaluation.runs import read_jsonl as read_games
-from agents.evaluation.stats import mean_interval
+from agents.evaluation.runs import read_jsonl as read_games  # noqa: F401 (the tests' reader)
+from experiments import anchor as common
+from experiments.anchor import PLAYERS
 from smoor_env import Engine, preset
 from smoor_env.core import cards as C
 from smoor_env.observation import observe
 
 PROG = "python -m experiments.openspiel_anchor"
-PLAYERS = 4
 
 #: (52,) OpenSpiel's card id of each of ours (its ids are 4 * rank + suit, suits C D H S).
 TO_OPENSPIEL = C.RANK_OF * 4 + C.SUIT_OF
@@ -97,13 +75,7 @@ class Args:
 
     def check(self) -> None:
         """Refuse settings that cannot run (a ValueError naming them), before any file."""
-        if self.deals < 1 or self.simulations < 1 or self.workers < 1:
-            raise ValueError("--deals, --simulations and --workers must be >= 1")
-        build_agent(self.ours)  # a bad spec fails here, before any game
-
-
-#: Settings a run may go on with other values of: they do not change any game.
-_FREE = ("deals", "workers", "out_dir", "progress", "report")
+        common.check_settings(self, ("deals", "simulations", "workers"))
 
 
 def openspiel_state(game, engine: Engine, seat_of: np.ndarray):
@@ -165,123 +137,30 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
             "ours_seconds": times["ours"], "openspiel_seconds": times["openspiel"]}
 
 
+def scored_alike(game: dict) -> bool:
+    """OpenSpiel's return is 26 less the penalty points (a moon: 26 to the shooter, 0 to
+    the rest), which is ours when the two programs scored the round alike."""
+    return game["openspiel_returns"] == [26 - p for p in game["points"]]
+
+
+ANCHOR = common.Anchor(PROG, "openspiel", "OpenSpiel ISMCTS", Args, play_game, scored_alike)
+DESCRIPTION = __doc__.split("\n\n")[0]
+
+
 def summarise(args: Args, games: list[dict]) -> dict:
-    """The report of the deals whose four games are all played."""
-    by_deal: dict[int, list[dict]] = {}
-    for g in games:
-        by_deal.setdefault(g["deal"], []).append(g)
-    complete = sorted(d for d, gs in by_deal.items() if len(gs) == PLAYERS)
-    samples = []
-    for d in complete:
-        margins = []
-        for g in by_deal[d]:
-            points = np.array(g["points"], float)
-            ours = points[g["ours_seat"]]
-            margins.append((points.sum() - ours) / (PLAYERS - 1) - ours)
-        samples.append(np.mean(margins))
-    mean, low, high = mean_interval(np.array(samples)) if samples else (np.nan,) * 3
-    ours = np.concatenate([g["ours_seconds"] for g in games] or [[]]) * 1e3
-    theirs = np.concatenate([g["openspiel_seconds"] for g in games] or [[]]) * 1e3
-
-    def times(ms: np.ndarray) -> dict:
-        return {"decisions": len(ms),
-                "median_ms": float(np.median(ms)) if len(ms) else None,
-                "p95_ms": float(np.percentile(ms, 95)) if len(ms) else None}
-
-    # OpenSpiel's return is 26 less the penalty points (a moon: 26 to the shooter, 0 to
-    # the rest), which is ours when the two programs scored the round alike.
-    differ = sum(g["openspiel_returns"] != [26 - p for p in g["points"]] for g in games)
-    return {"settings": dataclasses.asdict(args), "deals_complete": len(complete),
-            "games": len(games), "games_scored_differently": differ,
-            "advantage": {"mean": mean, "low": low, "high": high,
-                          "meaning": "OpenSpiel bots' mean penalty points less ours, a hand"},
-            "ours_time": times(ours), "openspiel_time": times(theirs),
-            "machine": {"cpus": os.cpu_count(), "load": os.getloadavg()}}
-
-
-def report(folder: Path) -> dict:
-    """The summary of the games ``folder`` holds, under the settings of its ``args.json``
-    (nothing is played or written; the code need not be the run's)."""
-    path = folder / "args.json"
-    if not path.exists():
-        raise ValueError(f"{folder} holds no run (no args.json)")
-    recorded = json.loads(path.read_text())
-    settings = Args(**{f.name: recorded[f.name] for f in dataclasses.fields(Args)
-                       if f.name in recorded})
-    games = read_games(folder / "games.jsonl")
-    summary = summarise(settings, [g for g in games if g["deal"] < settings.deals])
-    del summary["machine"]  # the load now says nothing of the games' machine
-    return summary
+    return common.summarise(ANCHOR, args, games)
 
 
 def run(args: Args) -> dict:
-    """Play the games the run in ``--out-dir`` still lacks (all, for a new one) and return
-    the summary; with ``--report``, summarise only. Ctrl-C or SIGTERM while playing
-    raises KeyboardInterrupt after the workers are stopped, every finished game kept."""
-    if args.report:
-        return report(Path(args.out_dir))
-    args.check()
-    folder = Path(args.out_dir)
-    claim_settings(_Claimed(**dataclasses.asdict(args), code=code_fingerprint()), folder,
-                   _FREE)
-    lock = lock_folder(folder, "--out-dir")
-    try:
-        path = folder / "games.jsonl"
-        games = read_games(path)
-        done = {(g["deal"], g["ours_seat"]) for g in games}
-        todo = [(d, s) for d in range(args.deals) for s in range(PLAYERS)
-                if (d, s) not in done]
-        from tqdm import tqdm
-
-        with path.open("a") as out, tqdm(total=len(todo), disable=not args.progress,
-                                         desc="games") as bar:
-            if path.stat().st_size and path.read_bytes()[-1:] != b"\n":
-                out.write("\n")  # a line cut short by a kill stays apart from the next
-            for _, game in finished_units(todo, functools.partial(play_game, args),
-                                          args.workers):
-                out.write(json.dumps(game) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-                games.append(game)
-                bar.update()
-        summary = summarise(args, [g for g in games if g["deal"] < args.deals])
-        write_atomic(folder / "summary.json", json.dumps(summary, indent=1))
-        return summary
-    finally:
-        lock.close()
-
-
-@dataclass
-class _Claimed(Args):
-    code: str = ""  # code_fingerprint(): a run goes on only with the code it was started with
+    return common.run(ANCHOR, args)
 
 
 def main(argv: list[str] | None = None) -> dict:
-    """Run (or report) and print the result line; the summary."""
-    return show(tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]))
-
-
-def show(args: Args) -> dict:
-    """``run(args)``, then print the result line; the summary."""
-    summary = run(args)
-    a = summary["advantage"]
-    if not summary["deals_complete"]:
-        print(f"no deal of {args.out_dir} has all its {PLAYERS} games yet")
-        return summary
-    print(f"{summary['deals_complete']} deals: OpenSpiel ISMCTS - {args.ours} = "
-          f"{a['mean']:+.2f} [{a['low']:+.2f}, {a['high']:+.2f}] penalty points a hand; "
-          f"time a decision (median / p95 ms): ours {summary['ours_time']['median_ms']:.1f}"
-          f" / {summary['ours_time']['p95_ms']:.1f}, OpenSpiel "
-          f"{summary['openspiel_time']['median_ms']:.1f} / "
-          f"{summary['openspiel_time']['p95_ms']:.1f}")
-    return summary
+    return common.main(ANCHOR, DESCRIPTION, argv)
 
 
 def command(argv: list[str] | None = None) -> int:
-    """``main`` as a command: its exit status. Settings it refuses end in one line and 2;
-    Ctrl-C or SIGTERM in one line (the games kept) and 130."""
-    return checked_command(PROG, Args, show, __doc__.split("\n\n")[0], argv,
-                           kept="every finished game is kept: the same command goes on")
+    return common.command(ANCHOR, DESCRIPTION, argv)
 
 
 if __name__ == "__main__":

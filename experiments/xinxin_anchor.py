@@ -1,0 +1,274 @@
+"""The second anchor of issue 43: one of our agents against xinxin, Nathan Sturtevant's
+Hearts program (PIMC over UCT), in 4-player Hearts with passing, head to head on
+duplicate deals.
+
+xinxin is C++ (https://github.com/nathansttt/hearts, GPL-3.0, not on PyPI): give a checkout
+of it with ``--source`` (or ``XINXIN_SOURCE``); ``experiments/xinxin/driver.cpp``, ours, is
+compiled against it with g++ (once, into ``~/.cache/smoor-env/xinxin``) and plays it over
+a line protocol. Its player is the one its ``main.cpp`` builds: iiMonteCarlo over UCT,
+``--simulations`` (10,000) a decision split over ``--worlds`` (30) sampled worlds, UCT
+C = 0.4, playouts with epsilon 0.1, single-threaded here (one core, as ours), its search
+seeded from ``--seed`` so that a game is reproducible.
+
+Every deal (from ``--seed``, the protocol's 3100) is played four times, ours in seat r in
+rotation r and xinxin in the other three. Deal d passes as round d % 4 + 1 of a match
+does: left, right, across, none. Both programs see the same game: every pass and card is
+applied to our engine and to xinxin's state at once, and at every decision the two must
+agree on the seat to act and on its legal cards (a disagreement stops the run: the rule
+books would differ); at the end, each seat's points. The rules: our ``hearts`` preset at 4
+players, a single round, and xinxin's rules 2C leads, no hearts and no QS on the first
+trick, hearts broken before they are led, QS does not break them, shooting the moon,
+passing (``--no-passing``: our ``hearts_no_passing``, as the OpenSpiel anchor plays).
+
+The run, its record and its report are those of every anchor (``experiments/anchor.py``):
+the sample of a deal is the mean over its rotations of (xinxin's mean penalty points less
+ours), with its t interval over deals and both programs' time a decision; a stopped run
+goes on with the same command; ``--report`` summarises a folder's games without playing.
+
+    python -m experiments.xinxin_anchor --source ~/src/hearts      # the protocol: 300 deals
+    python -m experiments.xinxin_anchor --source ~/src/hearts --deals 2 --simulations 300 \\
+        --worlds 10 --out-dir /tmp/x
+    python -m experiments.xinxin_anchor --report --out-dir docs/results/xinxin-anchor/run1
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from agents import build_agent
+from agents.evaluation.runs import read_jsonl as read_games  # noqa: F401 (the tests' reader)
+from experiments import anchor as common
+from experiments.anchor import PLAYERS
+from smoor_env import Engine, preset
+from smoor_env.core import cards as C
+from smoor_env.observation import observe
+
+PROG = "python -m experiments.xinxin_anchor"
+DRIVER = Path(__file__).parent / "xinxin" / "driver.cpp"
+#: The commit of https://github.com/nathansttt/hearts the protocol names (2020-08-14).
+COMMIT = "6ba11548af49d3953f989f50b318ee4f4c1b91f7"
+
+#: xinxin's suit number of each of ours (ours: C D H S; its: S D C H).
+_XINXIN_SUIT = np.array([2, 1, 3, 0])
+#: (52,) xinxin's card id of each of ours: (suit << 4) + rank, its ranks A K ... 2 = 0..12.
+TO_XINXIN = (_XINXIN_SUIT[C.SUIT_OF] << 4) + 12 - C.RANK_OF
+#: (64,) our card of each xinxin id (-1: no card).
+FROM_XINXIN = np.full(64, -1)
+FROM_XINXIN[TO_XINXIN] = np.arange(C.NUM_CARDS)
+#: xinxin's pass direction of each of our seat offsets (receiver = passer + offset).
+PASS_DIRECTION = {0: 0, 1: 1, 2: 2, 3: -1}  # none, left, across, right
+
+# xinxin's rule flags (its Hearts.h).
+_QUEEN_PENALTY, _LEAD_2C, _NO_HEARTS_FIRST, _NO_QUEEN_FIRST = 0x1, 0x20, 0x80, 0x100
+_PASS, _MUST_BREAK_HEARTS = 0x400, 0x800
+#: Our Hearts rules as xinxin's flags (without its pass flag).
+RULES = _QUEEN_PENALTY | _LEAD_2C | _NO_HEARTS_FIRST | _NO_QUEEN_FIRST | _MUST_BREAK_HEARTS
+
+
+@dataclass
+class Args:
+    deals: int = 300
+    """duplicate deals (each played once with ours in every seat)"""
+    seed: int = 3100
+    """seed of the deals and of both programs' random numbers"""
+    ours: str = "ismcts"
+    """our agent's spec (name:key=value,...)"""
+    source: str = os.environ.get("XINXIN_SOURCE", "")
+    """a checkout of github.com/nathansttt/hearts (default: $XINXIN_SOURCE)"""
+    simulations: int = 10000
+    """xinxin's UCT simulations a decision, over all its worlds"""
+    worlds: int = 30
+    """xinxin's sampled worlds a decision"""
+    uct_c: float = 0.4
+    """xinxin's UCT exploration constant"""
+    epsilon: float = 0.1
+    """xinxin's playout exploration rate"""
+    passing: bool = True
+    """Hearts with passing (the deal's direction); --no-passing: hearts_no_passing"""
+    workers: int = 1
+    """worker processes, each playing whole games (results do not depend on it)"""
+    out_dir: str = "runs/xinxin_anchor"
+    """the run's folder: args.json, games.jsonl, summary.json"""
+    progress: bool = True
+    """a progress bar"""
+    report: bool = False
+    """play nothing: summarise the games in --out-dir under its args.json's settings"""
+
+    def check(self) -> None:
+        """Refuse settings that cannot run (a ValueError naming them), before any file;
+        builds xinxin's driver if it is not built yet."""
+        common.check_settings(self, ("deals", "simulations", "worlds", "workers"))
+        if self.worlds > self.simulations:
+            raise ValueError("--worlds must be <= --simulations (each world gets "
+                             "simulations / worlds)")
+        driver(self.source)
+
+
+def source_files(source: str) -> list[Path]:
+    """The program's C++ files in ``source`` (its ``main.cpp`` left out: the driver is
+    the program's main); a ValueError if ``source`` is not a checkout of it."""
+    if not source:
+        raise ValueError("xinxin's source is needed: --source DIR (or XINXIN_SOURCE), a "
+                         f"checkout of https://github.com/nathansttt/hearts at {COMMIT[:7]}")
+    folder = Path(source).expanduser()
+    if not (folder / "Hearts.h").is_file() or not (folder / "iiMonteCarlo.cpp").is_file():
+        raise ValueError(f"--source {source}: no Hearts.h and iiMonteCarlo.cpp there (not a "
+                         "checkout of https://github.com/nathansttt/hearts)")
+    return sorted(p for p in folder.glob("*.cpp") if p.name != "main.cpp")
+
+
+@functools.cache
+def driver(source: str) -> Path:
+    """The driver built against ``source`` (built once per source and driver text, into
+    ``$XDG_CACHE_HOME/smoor-env/xinxin/<digest>``)."""
+    files = source_files(source)
+    folder = Path(source).expanduser()
+    texts = [DRIVER] + files + sorted(folder.glob("*.h"))
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in texts))
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    binary = cache / "smoor-env" / "xinxin" / digest.hexdigest()[:16] / "driver"
+    if binary.exists():
+        return binary
+    compiler = shutil.which("g++")
+    if compiler is None:
+        raise ValueError("g++ is needed to build xinxin's driver (apt-get install g++)")
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    partial = binary.with_suffix(f".{os.getpid()}")
+    built = subprocess.run([compiler, "-std=c++11", "-O2", "-w", f"-I{folder}", "-o",
+                            str(partial), str(DRIVER), *map(str, files), "-lpthread"],
+                           capture_output=True, text=True)
+    if built.returncode:
+        raise ValueError(f"building xinxin's driver failed: {built.stderr[-2000:]}")
+    partial.replace(binary)
+    return binary
+
+
+class Xinxin:
+    """xinxin's driver process (see ``experiments/xinxin/driver.cpp``): one round at a
+    time, in its card ids and seats."""
+
+    def __init__(self, source: str):
+        self.process = subprocess.Popen([str(driver(source))], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)
+
+    def ask(self, request: str) -> list[str]:
+        """Send one request; its reply's words (a RuntimeError for an ``error`` reply)."""
+        self.process.stdin.write(request + "\n")
+        self.process.stdin.flush()
+        reply = self.process.stdout.readline().split()
+        if not reply or reply[0] == "error":
+            raise RuntimeError(f"xinxin refused {request.split()[0]!r}: {' '.join(reply)}")
+        return reply
+
+    def close(self) -> None:
+        """End the driver (it stops at the end of its input) and close its pipes."""
+        self.process.stdin.close()
+        self.process.wait()
+        self.process.stdout.close()
+
+    def __enter__(self) -> Xinxin:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            self.process.kill()
+        self.close()
+
+
+def new_round(xinxin: Xinxin, args: Args, engine: Engine, seat_of: np.ndarray,
+              seed: int) -> None:
+    """Start xinxin's round on ``engine``'s game 0, its seat i holding the hand of our
+    seat ``seat_of[i]``."""
+    offset = int(engine.rules.pass_offset(int(engine.state.round_number[0])))
+    rules = RULES | (_PASS if args.passing else 0)
+    hands = [TO_XINXIN[C.cards_of(engine.state.dealt[0, seat])] for seat in seat_of]
+    xinxin.ask(f"game {rules} {PASS_DIRECTION[offset]} {seed} {args.simulations} "
+               f"{args.worlds} {args.epsilon!r} {args.uct_c!r} "
+               + " ".join(str(c) for hand in hands for c in hand))
+
+
+def play_game(args: Args, deal: int, ours_seat: int) -> dict:
+    """One game: deal ``deal`` with ours in ``ours_seat``, xinxin elsewhere."""
+    rules = preset("hearts" if args.passing else "hearts_no_passing", PLAYERS)
+    engine = Engine(rules, 1)
+    engine.reset(args.seed, game_ids=[deal], round_number=[deal % 4 + 1])
+    # xinxin's seat i is the i-th seat from the dealer's left (who passes first in both).
+    first = (int(engine.state.dealer[0]) + 1) % PLAYERS
+    seat_of = (first + np.arange(PLAYERS)) % PLAYERS  # (4,) our seat of xinxin's seat
+    sequence = np.random.SeedSequence([args.seed, deal, ours_seat])
+    agent = build_agent(args.ours)
+    rng = np.random.default_rng(sequence)
+    times: dict[str, list[float]] = {"ours": [], "xinxin": []}
+    actions = []  # our action ids, in order: the game's record
+    with Xinxin(args.source) as xinxin:
+        new_round(xinxin, args, engine, seat_of, int(sequence.generate_state(1)[0]))
+        while not engine.state.match_over[0]:
+            seat = int(engine.state.current_player[0])
+            mask = engine.legal_mask  # (1, 70)
+            legal = sorted(int(TO_XINXIN[c]) for c in np.flatnonzero(mask[0, :C.NUM_CARDS]))
+            reply = xinxin.ask("legal")
+            theirs = sorted(int(c) for c in reply[2:])
+            if seat_of[int(reply[1])] != seat or theirs != legal:
+                raise AssertionError(
+                    f"deal {deal}: the programs disagree (our seat {seat} may play {legal}, "
+                    f"xinxin's seat {reply[1]} {theirs}; xinxin's card ids)")
+            start = time.perf_counter()
+            if seat == ours_seat:
+                card = int(agent.act({"observation": observe(engine,
+                                                             engine.state.current_player),
+                                      "action_mask": mask}, rng)[0])
+                spent = time.perf_counter() - start
+                who = "ours"
+            else:
+                _, chosen, spent = xinxin.ask("think")
+                card, spent, who = int(FROM_XINXIN[int(chosen)]), float(spent), "xinxin"
+            if len(legal) > 1:
+                times[who].append(spent)
+            engine.step(np.array([card]))
+            xinxin.ask(f"play {TO_XINXIN[card]}")
+            actions.append(card)
+        if xinxin.ask("legal")[1] != "-1":
+            raise AssertionError(f"deal {deal}: our round ended, xinxin's did not")
+        scores = [float(s) for s in xinxin.ask("score")[1:]]  # by xinxin's seat
+    points = engine.state.round_points[0].tolist()  # (4,) penalty points by our seat
+    return {"deal": deal, "ours_seat": ours_seat, "points": points,
+            "xinxin_points": [scores[int(np.flatnonzero(seat_of == s)[0])]
+                              for s in range(PLAYERS)],
+            "actions": actions, "ours_seconds": times["ours"],
+            "xinxin_seconds": times["xinxin"]}
+
+
+def scored_alike(game: dict) -> bool:
+    """xinxin scores a round as we do (a moon: 0 to the shooter, 26 to the rest)."""
+    return game["xinxin_points"] == game["points"]
+
+
+ANCHOR = common.Anchor(PROG, "xinxin", "xinxin", Args, play_game, scored_alike)
+DESCRIPTION = __doc__.split("\n\n")[0]
+
+
+def run(args: Args) -> dict:
+    return common.run(ANCHOR, args)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    return common.main(ANCHOR, DESCRIPTION, argv)
+
+
+def command(argv: list[str] | None = None) -> int:
+    return common.command(ANCHOR, DESCRIPTION, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(command())

@@ -1,0 +1,114 @@
+"""The xinxin anchor (experiments/xinxin_anchor.py): card ids and pass directions map as
+xinxin names them, its driver refuses what it cannot play, both programs play the same
+Hearts game card for card and score it alike, a game is reproducible from its seed, and
+the run goes on where it stopped.
+
+xinxin is C++ from GitHub (not on PyPI): the tests that play it need a checkout of
+https://github.com/nathansttt/hearts in ``XINXIN_SOURCE`` and g++; without them they
+are skipped (the mapping tests run everywhere)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from experiments import xinxin_anchor as anchor
+from smoor_env import Engine, preset
+from smoor_env.core import cards as C
+
+SOURCE = os.environ.get("XINXIN_SOURCE", "")
+needs_xinxin = pytest.mark.skipif(
+    not SOURCE or shutil.which("g++") is None,
+    reason="xinxin's source (XINXIN_SOURCE, a checkout of github.com/nathansttt/hearts) "
+           "and g++ are needed to play it")
+
+
+def test_card_ids_map_both_ways_as_xinxin_numbers_them():
+    """xinxin's card is (suit << 4) + rank, suits spades, diamonds, clubs, hearts and ranks
+    ace down to two (its Hearts.h)."""
+    spades, diamonds, clubs, hearts = 0, 1, 2, 3
+    ace, queen, two = 0, 2, 12
+    assert anchor.TO_XINXIN[C.TWO_OF_CLUBS] == (clubs << 4) + two
+    assert anchor.TO_XINXIN[C.parse_card("QS")] == (spades << 4) + queen
+    assert anchor.TO_XINXIN[C.parse_card("AH")] == (hearts << 4) + ace
+    assert anchor.TO_XINXIN[C.parse_card("TD")] == (diamonds << 4) + 4
+    assert (anchor.FROM_XINXIN[anchor.TO_XINXIN] == np.arange(C.NUM_CARDS)).all()
+    assert (anchor.FROM_XINXIN >= 0).sum() == C.NUM_CARDS
+
+
+def test_pass_directions_send_the_cards_to_the_same_seat():
+    """xinxin gives seat x's passes to (x + direction) mod 4; ours to seat + offset."""
+    rules = preset("hearts", 4)
+    for round_number in range(1, 5):
+        offset = rules.pass_offset(round_number)
+        assert (anchor.PASS_DIRECTION[offset] - offset) % 4 == 0
+    assert [anchor.PASS_DIRECTION[rules.pass_offset(r)] for r in range(1, 5)] == [1, -1, 2, 0]
+
+
+def test_settings_that_cannot_run_are_refused_before_any_file(tmp_path):
+    with pytest.raises(ValueError, match="--worlds must be <= --simulations"):
+        anchor.Args(simulations=10, worlds=20, source=SOURCE).check()
+    with pytest.raises(ValueError, match="--deals, --simulations, --worlds and --workers"):
+        anchor.Args(deals=0).check()
+    with pytest.raises(ValueError, match="not a checkout"):
+        anchor.Args(source=str(tmp_path)).check()
+    with pytest.raises(ValueError, match="xinxin's source is needed"):
+        anchor.Args(source="").check()
+    assert anchor.command(["--source", str(tmp_path), "--out-dir",
+                           str(tmp_path / "run")]) == 2
+    assert not (tmp_path / "run").exists()
+
+
+@needs_xinxin
+def test_the_driver_refuses_bad_requests_and_keeps_its_state():
+    engine = Engine(preset("hearts_no_passing", 4), 1)
+    engine.reset(7, game_ids=[0])
+    args = anchor.Args(source=SOURCE, simulations=100, worlds=5, passing=False)
+    seat_of = (int(engine.state.dealer[0]) + 1 + np.arange(4)) % 4
+    with anchor.Xinxin(SOURCE) as xinxin:
+        with pytest.raises(RuntimeError, match="no game yet"):
+            xinxin.ask("legal")
+        with pytest.raises(RuntimeError, match="52 cards"):
+            xinxin.ask("game 0 0 1 100 5 0.1 0.4 1 2 3")
+        anchor.new_round(xinxin, args, engine, seat_of, seed=1)
+        before = xinxin.ask("legal")
+        assert before[2:] == [str(anchor.TO_XINXIN[C.TWO_OF_CLUBS])]  # 2C leads
+        with pytest.raises(RuntimeError, match="not legal"):
+            xinxin.ask(f"play {anchor.TO_XINXIN[C.parse_card('AS')]}")
+        assert xinxin.ask("legal") == before
+        with pytest.raises(RuntimeError, match="unknown request"):
+            xinxin.ask("deal")
+
+
+@needs_xinxin
+@pytest.mark.parametrize("passing", [True, False])
+def test_a_game_is_the_same_game_in_both_programs_and_reproducible(passing):
+    """play_game checks at every decision that both programs name the same seat and the
+    same legal cards, and compares their points at the end; a game replays exactly."""
+    args = anchor.Args(source=SOURCE, simulations=200, worlds=10, ours="greedy",
+                       passing=passing)
+    games = [anchor.play_game(args, deal, seat) for deal, seat in [(0, 0), (1, 3), (2, 1)]]
+    for game in games:
+        assert anchor.scored_alike(game) and sum(game["points"]) in (26, 78)
+        assert len(game["actions"]) == 52 + 12 * passing * (game["deal"] % 4 != 3)
+        assert game["ours_seconds"] and game["xinxin_seconds"]
+    again = anchor.play_game(args, 1, 3)
+    assert again["actions"] == games[1]["actions"] and again["points"] == games[1]["points"]
+
+
+@needs_xinxin
+def test_a_short_run_plays_every_rotation_and_goes_on(tmp_path):
+    argv = ["--deals", "1", "--simulations", "100", "--worlds", "5", "--ours", "greedy",
+            "--source", SOURCE, "--out-dir", str(tmp_path), "--no-progress"]
+    summary = anchor.main(argv)
+    games = anchor.read_games(tmp_path / "games.jsonl")
+    assert sorted(g["ours_seat"] for g in games) == [0, 1, 2, 3]
+    assert summary["deals_complete"] == 1 and summary["games_scored_differently"] == 0
+    assert summary["xinxin_time"]["decisions"] > 0
+    summary = anchor.main([*argv, "--deals", "2"])  # goes on: deal 1 only
+    assert summary["deals_complete"] == 2 and len(anchor.read_games(tmp_path / "games.jsonl")) == 8
+    with pytest.raises(ValueError, match="--worlds 5"):
+        anchor.main([*argv[:4], "--worlds", "6", *argv[6:]])
