@@ -35,7 +35,8 @@ GYM_TESTS  := tests/test_aec_env.py tests/test_gym_env.py tests/test_workers.py 
 # The Gymnasium version a venv runs: $(call gymnasium_in,VENV).
 gymnasium_in = $$($(1)/bin/python -c 'import gymnasium; print(gymnasium.__version__)')
 
-.PHONY: venv test test-gym-latest test-all lint benchmark notebooks screenshots clean
+.PHONY: venv test test-gym-latest test-all lint benchmark notebooks screenshots clean \
+        xinxin-source
 
 venv: $(STAMP)
 
@@ -118,6 +119,21 @@ notebooks: $(STAMP)
 # The README's pictures (docs/img/): smoor-play's terminal, the SVG table, smoor-view's page.
 screenshots: $(STAMP) | $(CHROMIUM)
 	$(BIN)/python -m experiments.screenshots
+
+# xinxin, issue 43's second anchor: Sturtevant's Hearts program (C++, GPL-3.0, on GitHub
+# only) at the commit its protocol names, where experiments/xinxin_anchor.py and its tests
+# look for it; they build it with g++ (tests/test_xinxin_anchor.py skips its games
+# without it). `make xinxin-source XINXIN_REPO=<a local clone>` for a machine without
+# GitHub.
+XINXIN_REPO   ?= https://github.com/nathansttt/hearts
+XINXIN_COMMIT := 6ba11548af49d3953f989f50b318ee4f4c1b91f7
+XINXIN_DIR    := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/smoor-env/xinxin/hearts
+
+xinxin-source:
+	@command -v g++ >/dev/null || { echo "error: g++ is needed to build xinxin (apt-get install g++)" >&2; exit 1; }
+	@[ -d $(XINXIN_DIR)/.git ] || git clone -q $(XINXIN_REPO) $(XINXIN_DIR)
+	git -C $(XINXIN_DIR) -c advice.detachedHead=false checkout -q $(XINXIN_COMMIT)
+	@echo "==> xinxin's source at $(XINXIN_COMMIT) in $(XINXIN_DIR)"
 
 clean:
 	rm -rf $(VENV) $(GYM_VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

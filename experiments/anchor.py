@@ -69,6 +69,12 @@ class Anchor:
     reads)"""
     scored_alike: Callable[[dict], bool]
     """whether the other program scored a game's round as our engine did"""
+    program: Callable[[object], str] | None = None
+    """``program(args)``: what names the other program's build beyond its settings (its
+    source's commit, say), recorded with the run's settings: a run goes on only with the
+    same"""
+    free: tuple[str, ...] = FREE
+    """settings a run may go on with other values of (they change no game)"""
 
 
 def check_settings(args, counts: tuple[str, ...]) -> None:
@@ -124,6 +130,7 @@ def report(anchor: Anchor, folder: Path) -> dict:
                                    if f.name in recorded})
     games = read_games(folder / "games.jsonl")
     summary = summarise(anchor, settings, [g for g in games if g["deal"] < settings.deals])
+    summary["settings"].update({k: recorded[k] for k in ("code", "program") if k in recorded})
     del summary["machine"]  # the load now says nothing of the games' machine
     return summary
 
@@ -136,10 +143,14 @@ def run(anchor: Anchor, args) -> dict:
         return report(anchor, Path(args.out_dir))
     args.check()
     folder = Path(args.out_dir)
+    # code_fingerprint(), and the other program's build: a run goes on only with the code
+    # and the program it was started with
+    identity = {"code": code_fingerprint()}
+    if anchor.program is not None:
+        identity["program"] = anchor.program(args)
     claimed = dataclasses.make_dataclass(
-        "Claimed", [("code", str, "")], bases=(anchor.args_type,))
-    # code_fingerprint(): a run goes on only with the code it was started with
-    claim_settings(claimed(**dataclasses.asdict(args), code=code_fingerprint()), folder, FREE)
+        "Claimed", [(k, str, "") for k in identity], bases=(anchor.args_type,))
+    claim_settings(claimed(**dataclasses.asdict(args), **identity), folder, anchor.free)
     lock = lock_folder(folder, "--out-dir")
     try:
         path = folder / "games.jsonl"
@@ -161,6 +172,7 @@ def run(anchor: Anchor, args) -> dict:
                 games.append(game)
                 bar.update()
         summary = summarise(anchor, args, [g for g in games if g["deal"] < args.deals])
+        summary["settings"].update(identity)
         write_atomic(folder / "summary.json", json.dumps(summary, indent=1))
         return summary
     finally:
@@ -194,3 +206,9 @@ def command(anchor: Anchor, description: str, argv: list[str] | None = None) -> 
     return checked_command(anchor.prog, anchor.args_type, functools.partial(show, anchor),
                            description, argv,
                            kept="every finished game is kept: the same command goes on")
+
+
+def entry_points(anchor: Anchor, description: str) -> tuple[Callable, Callable, Callable]:
+    """An anchor module's ``run(args)``, ``main(argv)`` and ``command(argv)``."""
+    return (functools.partial(run, anchor), functools.partial(main, anchor, description),
+            functools.partial(command, anchor, description))

@@ -145,22 +145,7 @@ def scored_alike(game: dict) -> bool:
 
 ANCHOR = common.Anchor(PROG, "openspiel", "OpenSpiel ISMCTS", Args, play_game, scored_alike)
 DESCRIPTION = __doc__.split("\n\n")[0]
-
-
-def summarise(args: Args, games: list[dict]) -> dict:
-    return common.summarise(ANCHOR, args, games)
-
-
-def run(args: Args) -> dict:
-    return common.run(ANCHOR, args)
-
-
-def main(argv: list[str] | None = None) -> dict:
-    return common.main(ANCHOR, DESCRIPTION, argv)
-
-
-def command(argv: list[str] | None = None) -> int:
-    return common.command(ANCHOR, DESCRIPTION, argv)
+run, main, command = common.entry_points(ANCHOR, DESCRIPTION)
 
 
 if __name__ == "__main__":

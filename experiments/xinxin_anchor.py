@@ -2,13 +2,15 @@
 Hearts program (PIMC over UCT), in 4-player Hearts with passing, head to head on
 duplicate deals.
 
-xinxin is C++ (https://github.com/nathansttt/hearts, GPL-3.0, not on PyPI): give a checkout
-of it with ``--source`` (or ``XINXIN_SOURCE``); ``experiments/xinxin/driver.cpp``, ours, is
-compiled against it with g++ (once, into ``~/.cache/smoor-env/xinxin``) and plays it over
-a line protocol. Its player is the one its ``main.cpp`` builds: iiMonteCarlo over UCT,
-``--simulations`` (10,000) a decision split over ``--worlds`` (30) sampled worlds, UCT
-C = 0.4, playouts with epsilon 0.1, single-threaded here (one core, as ours), its search
-seeded from ``--seed`` so that a game is reproducible.
+xinxin is C++ (https://github.com/nathansttt/hearts, GPL-3.0, not on PyPI): ``make
+xinxin-source`` checks it out at the protocol's commit into ``~/.cache/smoor-env/xinxin/
+hearts``, where the harness looks for it (or give a checkout with ``--source``, or
+``XINXIN_SOURCE``); ``experiments/xinxin/driver.cpp``, ours, is compiled against it with
+g++ (once, beside it) and plays it over a line protocol. Its player is the one its
+``main.cpp`` builds: iiMonteCarlo over UCT, ``--simulations`` (10,000) a decision split
+over ``--worlds`` (30) sampled worlds, UCT C = 0.4, playouts with epsilon 0.1, on one
+core (the worlds one after another, as its threaded path runs them at that commit:
+``numCPU = 1``), its search seeded from ``--seed`` so that a game is reproducible.
 
 Every deal (from ``--seed``, the protocol's 3200) is played four times, ours in seat r in
 rotation r and xinxin in the other three. Deal d passes as round d % 4 + 1 of a match
@@ -25,20 +27,22 @@ the sample of a deal is the mean over its rotations of (xinxin's mean penalty po
 ours), with its t interval over deals and both programs' time a decision; a stopped run
 goes on with the same command; ``--report`` summarises a folder's games without playing.
 
-    python -m experiments.xinxin_anchor --source ~/src/hearts      # the protocol: 500 deals
-    python -m experiments.xinxin_anchor --source ~/src/hearts --deals 2 --simulations 300 \\
-        --worlds 10 --out-dir /tmp/x
+    make xinxin-source                                 # once (GitHub and g++)
+    python -m experiments.xinxin_anchor                # the protocol: 500 deals
+    python -m experiments.xinxin_anchor --deals 2 --simulations 300 --worlds 10 --out-dir /tmp/x
     python -m experiments.xinxin_anchor --report --out-dir docs/results/xinxin-anchor/run1
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +61,11 @@ PROG = "python -m experiments.xinxin_anchor"
 DRIVER = Path(__file__).parent / "xinxin" / "driver.cpp"
 #: The commit of https://github.com/nathansttt/hearts the protocol names (2020-08-14).
 COMMIT = "6ba11548af49d3953f989f50b318ee4f4c1b91f7"
+#: The optimisation flag of the program's Makefile (run 1 of the protocol was built with
+#: -O2: the same moves, 1% slower; docs/results/2026-12-06-xinxin-anchor.md).
+OPTIMISE = "-O3"
+#: Where the program's source and the built driver live (``make xinxin-source``).
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "smoor-env" / "xinxin"
 
 #: xinxin's suit number of each of ours (ours: C D H S; its: S D C H).
 _XINXIN_SUIT = np.array([2, 1, 3, 0])
@@ -83,8 +92,8 @@ class Args:
     """seed of the deals and of both programs' random numbers"""
     ours: str = "ismcts"
     """our agent's spec (name:key=value,...)"""
-    source: str = os.environ.get("XINXIN_SOURCE", "")
-    """a checkout of github.com/nathansttt/hearts (default: $XINXIN_SOURCE)"""
+    source: str = os.environ.get("XINXIN_SOURCE") or str(CACHE / "hearts")
+    """a checkout of github.com/nathansttt/hearts ($XINXIN_SOURCE if set)"""
     simulations: int = 10000
     """xinxin's UCT simulations a decision, over all its worlds"""
     worlds: int = 30
@@ -106,7 +115,9 @@ class Args:
 
     def check(self) -> None:
         """Refuse settings that cannot run (a ValueError naming them), before any file;
-        builds xinxin's driver if it is not built yet."""
+        builds xinxin's driver if it is not built yet (``--report`` needs neither)."""
+        if self.report:
+            return
         common.check_settings(self, ("deals", "simulations", "worlds", "workers"))
         if self.worlds > self.simulations:
             raise ValueError("--worlds must be <= --simulations (each world gets "
@@ -117,26 +128,45 @@ class Args:
 def source_files(source: str) -> list[Path]:
     """The program's C++ files in ``source`` (its ``main.cpp`` left out: the driver is
     the program's main); a ValueError if ``source`` is not a checkout of it."""
-    if not source:
-        raise ValueError("xinxin's source is needed: --source DIR (or XINXIN_SOURCE), a "
-                         f"checkout of https://github.com/nathansttt/hearts at {COMMIT[:7]}")
     folder = Path(source).expanduser()
+    if not folder.exists():
+        raise ValueError(f"xinxin's source is needed (no {source}): `make xinxin-source` "
+                         "checks it out there, or give a checkout of "
+                         f"https://github.com/nathansttt/hearts at {COMMIT[:7]} with --source")
     if not (folder / "Hearts.h").is_file() or not (folder / "iiMonteCarlo.cpp").is_file():
         raise ValueError(f"--source {source}: no Hearts.h and iiMonteCarlo.cpp there (not a "
                          "checkout of https://github.com/nathansttt/hearts)")
     return sorted(p for p in folder.glob("*.cpp") if p.name != "main.cpp")
 
 
+def build_digest(source: str) -> str:
+    """16 hex digits of the driver's and the program's text and the optimisation flag
+    (what the build is made of)."""
+    folder = Path(source).expanduser()
+    texts = [DRIVER] + source_files(source) + sorted(folder.glob("*.h"))
+    return hashlib.sha256(OPTIMISE.encode() + b"".join(p.name.encode() + p.read_bytes()
+                                                       for p in texts)).hexdigest()[:16]
+
+
+def program(args: Args) -> str:
+    """The build a run plays: the source's commit (``+changes`` if its files differ from
+    it) and the build's digest, recorded with the run's settings."""
+    folder = Path(args.source).expanduser()
+    git = ["git", "-C", str(folder)]
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
+    commit = head.stdout.strip() if head.returncode == 0 else "not a git checkout"
+    changes = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True).stdout.strip()
+    return f"{commit}{'+changes' if changes else ''}, build {build_digest(args.source)}"
+
+
 @functools.cache
 def driver(source: str) -> Path:
     """The driver built against ``source`` (built once per source and driver text, into
-    ``$XDG_CACHE_HOME/smoor-env/xinxin/<digest>``)."""
+    ``~/.cache/smoor-env/xinxin/<digest>``) with the flags of the program's Makefile."""
     files = source_files(source)
     folder = Path(source).expanduser()
-    texts = [DRIVER] + files + sorted(folder.glob("*.h"))
-    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in texts))
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    binary = cache / "smoor-env" / "xinxin" / digest.hexdigest()[:16] / "driver"
+    binary = CACHE / build_digest(source) / "driver"
     if binary.exists():
         return binary
     compiler = shutil.which("g++")
@@ -144,7 +174,7 @@ def driver(source: str) -> Path:
         raise ValueError("g++ is needed to build xinxin's driver (apt-get install g++)")
     binary.parent.mkdir(parents=True, exist_ok=True)
     partial = binary.with_suffix(f".{os.getpid()}")
-    built = subprocess.run([compiler, "-std=c++11", "-O2", "-w", f"-I{folder}", "-o",
+    built = subprocess.run([compiler, "-std=c++11", OPTIMISE, "-w", f"-I{folder}", "-o",
                             str(partial), str(DRIVER), *map(str, files), "-lpthread"],
                            capture_output=True, text=True)
     if built.returncode:
@@ -155,27 +185,40 @@ def driver(source: str) -> Path:
 
 class Xinxin:
     """xinxin's driver process (see ``experiments/xinxin/driver.cpp``): one round at a
-    time, in its card ids and seats."""
+    time, in its card ids and seats. What the program prints goes to a temporary file,
+    quoted if the driver dies."""
 
     def __init__(self, source: str):
+        self.prints = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by close())
         self.process = subprocess.Popen([str(driver(source))], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=self.prints,
                                         text=True)
 
     def ask(self, request: str) -> list[str]:
-        """Send one request; its reply's words (a RuntimeError for an ``error`` reply)."""
-        self.process.stdin.write(request + "\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline().split()
-        if not reply or reply[0] == "error":
+        """Send one request; its reply's words (a RuntimeError for an ``error`` reply, or
+        a driver that died: its exit status and last output)."""
+        try:
+            self.process.stdin.write(request + "\n")
+            self.process.stdin.flush()
+            reply = self.process.stdout.readline().split()
+        except BrokenPipeError:
+            reply = []
+        if not reply:
+            self.process.wait()
+            self.prints.seek(0)
+            raise RuntimeError(f"xinxin's driver died on {request.split()[0]!r} (exit "
+                               f"{self.process.returncode}): {self.prints.read()[-1000:]}")
+        if reply[0] == "error":
             raise RuntimeError(f"xinxin refused {request.split()[0]!r}: {' '.join(reply)}")
         return reply
 
     def close(self) -> None:
         """End the driver (it stops at the end of its input) and close its pipes."""
-        self.process.stdin.close()
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
         self.process.wait()
         self.process.stdout.close()
+        self.prints.close()
 
     def __enter__(self) -> Xinxin:
         return self
@@ -232,6 +275,9 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
                 who = "ours"
             else:
                 _, chosen, spent = xinxin.ask("think")
+                if int(chosen) not in legal:
+                    raise AssertionError(f"deal {deal}: xinxin chose {chosen}, not one of "
+                                         f"its legal cards {legal}")
                 card, spent, who = int(FROM_XINXIN[int(chosen)]), float(spent), "xinxin"
             if len(legal) > 1:
                 times[who].append(spent)
@@ -254,20 +300,10 @@ def scored_alike(game: dict) -> bool:
     return game["xinxin_points"] == game["points"]
 
 
-ANCHOR = common.Anchor(PROG, "xinxin", "xinxin", Args, play_game, scored_alike)
+ANCHOR = common.Anchor(PROG, "xinxin", "xinxin", Args, play_game, scored_alike,
+                       program=program, free=(*common.FREE, "source"))
 DESCRIPTION = __doc__.split("\n\n")[0]
-
-
-def run(args: Args) -> dict:
-    return common.run(ANCHOR, args)
-
-
-def main(argv: list[str] | None = None) -> dict:
-    return common.main(ANCHOR, DESCRIPTION, argv)
-
-
-def command(argv: list[str] | None = None) -> int:
-    return common.command(ANCHOR, DESCRIPTION, argv)
+run, main, command = common.entry_points(ANCHOR, DESCRIPTION)
 
 
 if __name__ == "__main__":

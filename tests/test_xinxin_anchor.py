@@ -3,14 +3,17 @@ xinxin names them, its driver refuses what it cannot play, both programs play th
 Hearts game card for card and score it alike, a game is reproducible from its seed, and
 the run goes on where it stopped.
 
-xinxin is C++ from GitHub (not on PyPI): the tests that play it need a checkout of
-https://github.com/nathansttt/hearts in ``XINXIN_SOURCE`` and g++; without them they
-are skipped (the mapping tests run everywhere)."""
+xinxin is C++ from GitHub (not on PyPI): the tests that play it need its checkout (``make
+xinxin-source``, or ``XINXIN_SOURCE``) and g++; without them they are skipped (the
+mapping and settings tests run everywhere)."""
 
 from __future__ import annotations
 
-import os
+import dataclasses
+import json
 import shutil
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,11 +22,11 @@ from experiments import xinxin_anchor as anchor
 from smoor_env import Engine, preset
 from smoor_env.core import cards as C
 
-SOURCE = os.environ.get("XINXIN_SOURCE", "")
+SOURCE = anchor.Args().source  # $XINXIN_SOURCE, else where `make xinxin-source` puts it
 needs_xinxin = pytest.mark.skipif(
-    not SOURCE or shutil.which("g++") is None,
-    reason="xinxin's source (XINXIN_SOURCE, a checkout of github.com/nathansttt/hearts) "
-           "and g++ are needed to play it")
+    not (Path(SOURCE) / "Hearts.h").is_file() or shutil.which("g++") is None,
+    reason=f"xinxin's source (`make xinxin-source`; none in {SOURCE}) and g++ are needed "
+           "to play it")
 
 
 def test_card_ids_map_both_ways_as_xinxin_numbers_them():
@@ -55,11 +58,31 @@ def test_settings_that_cannot_run_are_refused_before_any_file(tmp_path):
         anchor.Args(deals=0).check()
     with pytest.raises(ValueError, match="not a checkout"):
         anchor.Args(source=str(tmp_path)).check()
-    with pytest.raises(ValueError, match="xinxin's source is needed"):
-        anchor.Args(source="").check()
+    with pytest.raises(ValueError, match="make xinxin-source"):
+        anchor.Args(source=str(tmp_path / "none")).check()
     assert anchor.command(["--source", str(tmp_path), "--out-dir",
                            str(tmp_path / "run")]) == 2
     assert not (tmp_path / "run").exists()
+
+
+def test_report_summarises_a_folder_without_xinxin(tmp_path, capsys):
+    """``--report`` reads a run's committed files only: no source, no build, no game."""
+    settings = {**dataclasses.asdict(anchor.Args(deals=1)), "code": "c", "program": "p"}
+    (tmp_path / "args.json").write_text(json.dumps(settings))
+    games = [{"deal": 0, "ours_seat": s, "points": points, "xinxin_points": points,
+              "actions": [], "ours_seconds": [0.01], "xinxin_seconds": [0.02, 0.04]}
+             for s, points in enumerate([[0, 13, 13, 0], [26, 0, 0, 0], [5, 5, 8, 8],
+                                         [0, 26, 26, 26]])]
+    (tmp_path / "games.jsonl").write_text("".join(json.dumps(g) + "\n" for g in games))
+    argv = ["--report", "--source", str(tmp_path / "none"), "--out-dir", str(tmp_path)]
+    assert anchor.command(argv) == 0
+    # ours took 0, 0, 8 and 26 against the others' means 26/3, 26/3, 6 and 52/3
+    margin = np.mean([26 / 3, 26 / 3, 6 - 8, 52 / 3 - 26])
+    assert f"{margin:+.2f}" in capsys.readouterr().out
+    summary = anchor.main(argv)
+    assert summary["games_scored_differently"] == 0 and summary["settings"]["program"] == "p"
+    assert summary["xinxin_time"]["median_ms"] == pytest.approx(30.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["args.json", "games.jsonl"]
 
 
 @needs_xinxin
@@ -95,6 +118,7 @@ def test_a_game_is_the_same_game_in_both_programs_and_reproducible(passing):
         assert anchor.scored_alike(game) and sum(game["points"]) in (26, 78)
         assert len(game["actions"]) == 52 + 12 * passing * (game["deal"] % 4 != 3)
         assert game["ours_seconds"] and game["xinxin_seconds"]
+    time.sleep(1.1)  # xinxin seeds its search from the clock (seconds) unless reseeded
     again = anchor.play_game(args, 1, 3)
     assert again["actions"] == games[1]["actions"] and again["points"] == games[1]["points"]
 
@@ -108,7 +132,19 @@ def test_a_short_run_plays_every_rotation_and_goes_on(tmp_path):
     assert sorted(g["ours_seat"] for g in games) == [0, 1, 2, 3]
     assert summary["deals_complete"] == 1 and summary["games_scored_differently"] == 0
     assert summary["xinxin_time"]["decisions"] > 0
-    summary = anchor.main([*argv, "--deals", "2"])  # goes on: deal 1 only
+    recorded = json.loads((tmp_path / "args.json").read_text())
+    assert recorded["program"].startswith(anchor.COMMIT + ", build ")  # the source's commit
+    assert summary["settings"]["program"] == recorded["program"]
+    copy = tmp_path.parent / f"{tmp_path.name}-copy"  # the same checkout elsewhere
+    shutil.copytree(SOURCE, copy)
+    moved = [*argv[:8], "--source", str(copy), *argv[10:]]
+    summary = anchor.main([*moved, "--deals", "2"])  # goes on: deal 1 only
     assert summary["deals_complete"] == 2 and len(anchor.read_games(tmp_path / "games.jsonl")) == 8
+    assert json.loads((tmp_path / "args.json").read_text())["program"] == recorded["program"]
+    with (copy / "UCT.cpp").open("a") as changed:
+        changed.write("// another program\n")
+    with pytest.raises(ValueError, match=r"--program .*(another run|go on with those)"):
+        anchor.main([*moved, "--deals", "3"])  # a changed program: refused, nothing played
+    assert len(anchor.read_games(tmp_path / "games.jsonl")) == 8
     with pytest.raises(ValueError, match="--worlds 5"):
         anchor.main([*argv[:4], "--worlds", "6", *argv[6:]])

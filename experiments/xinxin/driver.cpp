@@ -114,7 +114,9 @@ std::string new_round(std::istringstream &in) {
     HeartsPlayout *playout = new HeartsPlayout();
     uct->setPlayoutModule(playout);
     uct->setEpsilonPlayout(epsilon);
-    mc->setUseThreads(false);  // one core, as ours
+    // The worlds one after another: main.cpp's threads run one at a time at this commit
+    // (iiMonteCarlo.cpp: numCPU = 1), and each program has one core.
+    mc->setUseThreads(false);
     SimpleHeartsPlayer *p = new SafeSimpleHeartsPlayer(mc);
     p->setModelLevel(2);
     r.state->addPlayer(p);
