@@ -131,8 +131,9 @@ XINXIN_DIR    := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/smoor-env/xinxin/hearts
 
 xinxin-source:
 	@command -v g++ >/dev/null || { echo "error: g++ is needed to build xinxin (apt-get install g++)" >&2; exit 1; }
-	@[ -d $(XINXIN_DIR)/.git ] || git clone -q $(XINXIN_REPO) $(XINXIN_DIR)
-	git -C $(XINXIN_DIR) -c advice.detachedHead=false checkout -q $(XINXIN_COMMIT)
+	@[ -d "$(XINXIN_DIR)/.git" ] || git clone -q "$(XINXIN_REPO)" "$(XINXIN_DIR)"
+	git -C "$(XINXIN_DIR)" fetch -q "$(XINXIN_REPO)"
+	git -C "$(XINXIN_DIR)" -c advice.detachedHead=false checkout -q $(XINXIN_COMMIT)
 	@echo "==> xinxin's source at $(XINXIN_COMMIT) in $(XINXIN_DIR)"
 
 clean:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import inspect
 import json
 import os
 from collections.abc import Callable
@@ -73,6 +75,9 @@ class Anchor:
     """``program(args)``: what names the other program's build beyond its settings (its
     source's commit, say), recorded with the run's settings: a run goes on only with the
     same"""
+    prepare: Callable[[object], object] | None = None
+    """``prepare(args)``: made once before the games, after the settings are claimed (the
+    other program's build, say)"""
     free: tuple[str, ...] = FREE
     """settings a run may go on with other values of (they change no game)"""
 
@@ -130,9 +135,23 @@ def report(anchor: Anchor, folder: Path) -> dict:
                                    if f.name in recorded})
     games = read_games(folder / "games.jsonl")
     summary = summarise(anchor, settings, [g for g in games if g["deal"] < settings.deals])
-    summary["settings"].update({k: recorded[k] for k in ("code", "program") if k in recorded})
+    summary["settings"].update({k: recorded[k] for k in ("code", "harness", "program")
+                                if k in recorded})
     del summary["machine"]  # the load now says nothing of the games' machine
     return summary
+
+
+def run_identity(anchor: Anchor, args) -> dict[str, str]:
+    """What a run goes on only with, beside its settings: our code (``code_fingerprint``),
+    the harness (this module and the anchor's, which make the games), and the other
+    program's build where the anchor names one."""
+    harness = hashlib.sha256()
+    for module in (__file__, inspect.getsourcefile(anchor.play_game)):
+        harness.update(Path(module).read_bytes())
+    identity = {"code": code_fingerprint(), "harness": harness.hexdigest()[:16]}
+    if anchor.program is not None:
+        identity["program"] = anchor.program(args)
+    return identity
 
 
 def run(anchor: Anchor, args) -> dict:
@@ -143,14 +162,20 @@ def run(anchor: Anchor, args) -> dict:
         return report(anchor, Path(args.out_dir))
     args.check()
     folder = Path(args.out_dir)
-    # code_fingerprint(), and the other program's build: a run goes on only with the code
-    # and the program it was started with
-    identity = {"code": code_fingerprint()}
-    if anchor.program is not None:
-        identity["program"] = anchor.program(args)
+    identity = run_identity(anchor, args)
+    recorded = folder / "args.json"
+    if recorded.exists():
+        had = json.loads(recorded.read_text())
+        for key, now in identity.items():
+            if had.get(key) != now:
+                raise ValueError(f"{folder} holds a run played by another {key} ("
+                                 f"{had.get(key)!r}; now {now!r}): it goes on only with "
+                                 "its own; use another --out-dir")
     claimed = dataclasses.make_dataclass(
         "Claimed", [(k, str, "") for k in identity], bases=(anchor.args_type,))
     claim_settings(claimed(**dataclasses.asdict(args), **identity), folder, anchor.free)
+    if anchor.prepare is not None:
+        anchor.prepare(args)
     lock = lock_folder(folder, "--out-dir")
     try:
         path = folder / "games.jsonl"
@@ -191,7 +216,9 @@ def show(anchor: Anchor, args) -> dict:
           f"{a['mean']:+.2f} [{a['low']:+.2f}, {a['high']:+.2f}] penalty points a hand; "
           f"time a decision (median / p95 ms): ours {ours['median_ms']:.1f} / "
           f"{ours['p95_ms']:.1f}, {anchor.title} {theirs['median_ms']:.1f} / "
-          f"{theirs['p95_ms']:.1f}")
+          f"{theirs['p95_ms']:.1f}; {ours['decisions']} / {theirs['decisions']} decisions "
+          f"with a choice; {summary['games_scored_differently']} of {summary['games']} "
+          "games scored differently")
     return summary
 
 

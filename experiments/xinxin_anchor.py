@@ -6,11 +6,12 @@ xinxin is C++ (https://github.com/nathansttt/hearts, GPL-3.0, not on PyPI): ``ma
 xinxin-source`` checks it out at the protocol's commit into ``~/.cache/smoor-env/xinxin/
 hearts``, where the harness looks for it (or give a checkout with ``--source``, or
 ``XINXIN_SOURCE``); ``experiments/xinxin/driver.cpp``, ours, is compiled against it with
-g++ (once, beside it) and plays it over a line protocol. Its player is the one its
-``main.cpp`` builds: iiMonteCarlo over UCT, ``--simulations`` (10,000) a decision split
-over ``--worlds`` (30) sampled worlds, UCT C = 0.4, playouts with epsilon 0.1, on one
-core (the worlds one after another, as its threaded path runs them at that commit:
-``numCPU = 1``), its search seeded from ``--seed`` so that a game is reproducible.
+g++ (once, into ``~/.cache/smoor-env/xinxin``) and plays it over a line protocol. Its
+player is the one its ``main.cpp`` builds: iiMonteCarlo over UCT, ``--simulations``
+(10,000) a decision split over ``--worlds`` (30) sampled worlds, UCT C = 0.4, playouts
+with epsilon 0.1, on one core (the worlds one after another, as its threaded path runs
+them at that commit: ``numCPU = 1``), its search seeded from ``--seed`` so that a game is
+reproducible.
 
 Every deal (from ``--seed``, the protocol's 3200) is played four times, ours in seat r in
 rotation r and xinxin in the other three. Deal d passes as round d % 4 + 1 of a match
@@ -114,15 +115,16 @@ class Args:
     """play nothing: summarise the games in --out-dir under its args.json's settings"""
 
     def check(self) -> None:
-        """Refuse settings that cannot run (a ValueError naming them), before any file;
-        builds xinxin's driver if it is not built yet (``--report`` needs neither)."""
+        """Refuse settings that cannot run (a ValueError naming them), before any file
+        (``--report`` needs no source). The driver is built later, once the settings are
+        claimed (``ANCHOR.prepare``)."""
         if self.report:
             return
         common.check_settings(self, ("deals", "simulations", "worlds", "workers"))
         if self.worlds > self.simulations:
             raise ValueError("--worlds must be <= --simulations (each world gets "
                              "simulations / worlds)")
-        driver(self.source)
+        source_files(self.source)
 
 
 def source_files(source: str) -> list[Path]:
@@ -139,24 +141,48 @@ def source_files(source: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.cpp") if p.name != "main.cpp")
 
 
+def compile_command(source: str, output: Path) -> list[str]:
+    """The g++ command that builds the driver against ``source`` into ``output``."""
+    return ["g++", "-std=c++11", OPTIMISE, "-w", f"-I{Path(source).expanduser()}", "-o",
+            str(output), str(DRIVER), *map(str, source_files(source)), "-lpthread"]
+
+
+@functools.cache
+def compiler_version() -> str:
+    """``g++ --version``'s first line ("" without g++)."""
+    if shutil.which("g++") is None:
+        return ""
+    return subprocess.run(["g++", "--version"], capture_output=True,
+                          text=True).stdout.split("\n")[0]
+
+
 def build_digest(source: str) -> str:
-    """16 hex digits of the driver's and the program's text and the optimisation flag
-    (what the build is made of)."""
+    """16 hex digits of what the build is made of: the driver's and the program's text,
+    the compile command's flags and the compiler's version."""
     folder = Path(source).expanduser()
     texts = [DRIVER] + source_files(source) + sorted(folder.glob("*.h"))
-    return hashlib.sha256(OPTIMISE.encode() + b"".join(p.name.encode() + p.read_bytes()
-                                                       for p in texts)).hexdigest()[:16]
+    flags = [a for a in compile_command(source, Path("driver"))  # not the paths (-I, -o)
+             if a.startswith("-") and a[:2] not in ("-I", "-o")]
+    made_of = " ".join([compiler_version(), *flags]).encode()
+    return hashlib.sha256(made_of + b"".join(p.name.encode() + p.read_bytes()
+                                             for p in texts)).hexdigest()[:16]
 
 
 def program(args: Args) -> str:
     """The build a run plays: the source's commit (``+changes`` if its files differ from
     it) and the build's digest, recorded with the run's settings."""
-    folder = Path(args.source).expanduser()
+    folder = Path(args.source).expanduser().resolve()
     git = ["git", "-C", str(folder)]
-    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
-    commit = head.stdout.strip() if head.returncode == 0 else "not a git checkout"
-    changes = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
-                             capture_output=True, text=True).stdout.strip()
+    commit, changes = "not a git checkout", ""
+    try:
+        top = subprocess.run([*git, "rev-parse", "--show-toplevel", "HEAD"],
+                             capture_output=True, text=True).stdout.split()
+        if top and Path(top[0]).resolve() == folder:  # its own checkout, not a folder in one
+            commit = top[1]
+            changes = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
+                                     capture_output=True, text=True).stdout.strip()
+    except FileNotFoundError:  # no git
+        pass
     return f"{commit}{'+changes' if changes else ''}, build {build_digest(args.source)}"
 
 
@@ -164,19 +190,14 @@ def program(args: Args) -> str:
 def driver(source: str) -> Path:
     """The driver built against ``source`` (built once per source and driver text, into
     ``~/.cache/smoor-env/xinxin/<digest>``) with the flags of the program's Makefile."""
-    files = source_files(source)
-    folder = Path(source).expanduser()
     binary = CACHE / build_digest(source) / "driver"
     if binary.exists():
         return binary
-    compiler = shutil.which("g++")
-    if compiler is None:
+    if not compiler_version():
         raise ValueError("g++ is needed to build xinxin's driver (apt-get install g++)")
     binary.parent.mkdir(parents=True, exist_ok=True)
     partial = binary.with_suffix(f".{os.getpid()}")
-    built = subprocess.run([compiler, "-std=c++11", OPTIMISE, "-w", f"-I{folder}", "-o",
-                            str(partial), str(DRIVER), *map(str, files), "-lpthread"],
-                           capture_output=True, text=True)
+    built = subprocess.run(compile_command(source, partial), capture_output=True, text=True)
     if built.returncode:
         raise ValueError(f"building xinxin's driver failed: {built.stderr[-2000:]}")
     partial.replace(binary)
@@ -189,10 +210,15 @@ class Xinxin:
     quoted if the driver dies."""
 
     def __init__(self, source: str):
+        binary = driver(source)
         self.prints = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by close())
-        self.process = subprocess.Popen([str(driver(source))], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.prints,
-                                        text=True)
+        try:
+            self.process = subprocess.Popen([str(binary)], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=self.prints,
+                                            text=True)
+        except OSError:
+            self.prints.close()
+            raise
 
     def ask(self, request: str) -> list[str]:
         """Send one request; its reply's words (a RuntimeError for an ``error`` reply, or
@@ -261,6 +287,8 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
             mask = engine.legal_mask  # (1, 70)
             legal = sorted(int(TO_XINXIN[c]) for c in np.flatnonzero(mask[0, :C.NUM_CARDS]))
             reply = xinxin.ask("legal")
+            if reply[1] == "-1":
+                raise AssertionError(f"deal {deal}: xinxin's round ended, ours did not")
             theirs = sorted(int(c) for c in reply[2:])
             if seat_of[int(reply[1])] != seat or theirs != legal:
                 raise AssertionError(
@@ -301,7 +329,8 @@ def scored_alike(game: dict) -> bool:
 
 
 ANCHOR = common.Anchor(PROG, "xinxin", "xinxin", Args, play_game, scored_alike,
-                       program=program, free=(*common.FREE, "source"))
+                       program=program, prepare=lambda args: driver(args.source),
+                       free=(*common.FREE, "source"))
 DESCRIPTION = __doc__.split("\n\n")[0]
 run, main, command = common.entry_points(ANCHOR, DESCRIPTION)
 

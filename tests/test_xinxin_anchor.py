@@ -24,9 +24,10 @@ from smoor_env.core import cards as C
 
 SOURCE = anchor.Args().source  # $XINXIN_SOURCE, else where `make xinxin-source` puts it
 needs_xinxin = pytest.mark.skipif(
-    not (Path(SOURCE) / "Hearts.h").is_file() or shutil.which("g++") is None,
-    reason=f"xinxin's source (`make xinxin-source`; none in {SOURCE}) and g++ are needed "
-           "to play it")
+    not (Path(SOURCE) / "Hearts.h").is_file() or shutil.which("g++") is None
+    or shutil.which("git") is None,
+    reason=f"xinxin's source (`make xinxin-source`; none in {SOURCE}), g++ and git are "
+           "needed to play it")
 
 
 def test_card_ids_map_both_ways_as_xinxin_numbers_them():
@@ -42,8 +43,11 @@ def test_card_ids_map_both_ways_as_xinxin_numbers_them():
     assert (anchor.FROM_XINXIN >= 0).sum() == C.NUM_CARDS
 
 
-def test_pass_directions_send_the_cards_to_the_same_seat():
-    """xinxin gives seat x's passes to (x + direction) mod 4; ours to seat + offset."""
+def test_the_pass_direction_table_follows_our_pass_cycle():
+    """xinxin gives seat x's passes to (x + direction) mod 4, ours to seat + offset: the
+    table gives each offset its direction, in our cycle's order (that the cards then
+    reach the same seat is checked by the games below, at every decision after the
+    passes)."""
     rules = preset("hearts", 4)
     for round_number in range(1, 5):
         offset = rules.pass_offset(round_number)
@@ -63,6 +67,20 @@ def test_settings_that_cannot_run_are_refused_before_any_file(tmp_path):
     assert anchor.command(["--source", str(tmp_path), "--out-dir",
                            str(tmp_path / "run")]) == 2
     assert not (tmp_path / "run").exists()
+
+
+def test_the_committed_run_reports_the_documented_result(capsys):
+    """docs/results/xinxin-anchor/run1 (its args.json from before the run recorded the
+    program's build) gives the figures docs/results/2026-12-06-xinxin-anchor.md states."""
+    run = Path(__file__).parent.parent / "docs" / "results" / "xinxin-anchor" / "run1"
+    summary = anchor.main(["--report", "--out-dir", str(run)])
+    assert summary["deals_complete"] == 500 and summary["games"] == 2000
+    assert summary["games_scored_differently"] == 0
+    advantage = summary["advantage"]
+    assert [round(advantage[k], 2) for k in ("mean", "low", "high")] == [0.87, 0.51, 1.23]
+    assert round(summary["ours_time"]["median_ms"], 1) == 31.1
+    assert round(summary["xinxin_time"]["median_ms"], 1) == 51.2
+    assert "+0.87 [+0.51, +1.23]" in capsys.readouterr().out
 
 
 def test_report_summarises_a_folder_without_xinxin(tmp_path, capsys):
@@ -113,7 +131,8 @@ def test_a_game_is_the_same_game_in_both_programs_and_reproducible(passing):
     same legal cards, and compares their points at the end; a game replays exactly."""
     args = anchor.Args(source=SOURCE, simulations=200, worlds=10, ours="greedy",
                        passing=passing)
-    games = [anchor.play_game(args, deal, seat) for deal, seat in [(0, 0), (1, 3), (2, 1)]]
+    games = [anchor.play_game(args, deal, seat)  # every pass direction: left, right,
+             for deal, seat in [(0, 0), (1, 3), (2, 1), (3, 2)]]  # across, none
     for game in games:
         assert anchor.scored_alike(game) and sum(game["points"]) in (26, 78)
         assert len(game["actions"]) == 52 + 12 * passing * (game["deal"] % 4 != 3)
@@ -143,7 +162,7 @@ def test_a_short_run_plays_every_rotation_and_goes_on(tmp_path):
     assert json.loads((tmp_path / "args.json").read_text())["program"] == recorded["program"]
     with (copy / "UCT.cpp").open("a") as changed:
         changed.write("// another program\n")
-    with pytest.raises(ValueError, match=r"--program .*(another run|go on with those)"):
+    with pytest.raises(ValueError, match=r"played by another program \('6ba1154"):
         anchor.main([*moved, "--deals", "3"])  # a changed program: refused, nothing played
     assert len(anchor.read_games(tmp_path / "games.jsonl")) == 8
     with pytest.raises(ValueError, match="--worlds 5"):
