@@ -45,6 +45,7 @@ from agents.evaluation.runs import (
 )
 from agents.evaluation.runs import read_jsonl as read_games
 from agents.evaluation.stats import mean_interval
+from smoor_env.observation import observe
 
 PLAYERS = 4
 
@@ -80,6 +81,26 @@ class Anchor:
     other program's build, say)"""
     free: tuple[str, ...] = FREE
     """settings a run may go on with other values of (they change no game)"""
+
+
+def seat_order(engine) -> np.ndarray:
+    """(4,) our seat of the other program's seat (player) i in ``engine``'s game 0: the
+    i-th seat from the dealer's left, who passes and plays first in both programs."""
+    first = (int(engine.state.dealer[0]) + 1) % PLAYERS
+    return (first + np.arange(PLAYERS)) % PLAYERS
+
+
+def by_our_seat(values: list, seat_of: np.ndarray) -> list:
+    """``values`` by the other program's seat (``seat_of``: ``seat_order``), by ours."""
+    return [values[i] for i in np.argsort(seat_of)]
+
+
+def our_move(agent, engine, mask: np.ndarray, rng: np.random.Generator) -> int:
+    """Our agent's action for the seat to act in ``engine``'s game 0 (``mask``: its
+    ``legal_mask``, (1, 70))."""
+    observation = {"observation": observe(engine, engine.state.current_player),
+                   "action_mask": mask}
+    return int(agent.act(observation, rng)[0])
 
 
 def check_settings(args, counts: tuple[str, ...]) -> None:
@@ -163,17 +184,7 @@ def run(anchor: Anchor, args) -> dict:
     args.check()
     folder = Path(args.out_dir)
     identity = run_identity(anchor, args)
-    recorded = folder / "args.json"
-    if recorded.exists():
-        had = json.loads(recorded.read_text())
-        for key, now in identity.items():
-            if had.get(key) != now:
-                raise ValueError(f"{folder} holds a run played by another {key} ("
-                                 f"{had.get(key)!r}; now {now!r}): it goes on only with "
-                                 "its own; use another --out-dir")
-    claimed = dataclasses.make_dataclass(
-        "Claimed", [(k, str, "") for k in identity], bases=(anchor.args_type,))
-    claim_settings(claimed(**dataclasses.asdict(args), **identity), folder, anchor.free)
+    claim_settings(args, folder, anchor.free, identity)
     if anchor.prepare is not None:
         anchor.prepare(args)
     lock = lock_folder(folder, "--out-dir")

@@ -42,7 +42,6 @@ from experiments import anchor as common
 from experiments.anchor import PLAYERS
 from smoor_env import Engine, preset
 from smoor_env.core import cards as C
-from smoor_env.observation import observe
 
 PROG = "python -m experiments.openspiel_anchor"
 
@@ -97,8 +96,7 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
     engine = Engine(preset("hearts_no_passing", PLAYERS), 1)
     engine.reset(args.seed, game_ids=[deal])
     # OpenSpiel's player i is the i-th seat from the dealer's left.
-    first = (int(engine.state.dealer[0]) + 1) % PLAYERS
-    seat_of = (first + np.arange(PLAYERS)) % PLAYERS  # (4,) our seat of OpenSpiel's player
+    seat_of = common.seat_order(engine)  # (4,) our seat of OpenSpiel's player
     game = pyspiel.load_game("hearts", {"qs_breaks_hearts": False})
     state = openspiel_state(game, engine, seat_of)
     random_state = np.random.RandomState([args.seed, deal, ours_seat])
@@ -117,8 +115,7 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
                 f"OpenSpiel's player {state.current_player()} {state.legal_actions()})")
         start = time.perf_counter()
         if seat == ours_seat:
-            card = int(agent.act({"observation": observe(engine, engine.state.current_player),
-                                  "action_mask": mask}, rng)[0])
+            card = common.our_move(agent, engine, mask, rng)
             spent = "ours"
         else:
             card = int(FROM_OPENSPIEL[bot.step(state)])
@@ -132,8 +129,7 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
     points = engine.state.round_points[0].tolist()  # (4,) penalty points by our seat
     returns = state.returns()  # by OpenSpiel player: 26 less the penalty points (moon: 0/26)
     return {"deal": deal, "ours_seat": ours_seat, "points": points,
-            "openspiel_returns": [returns[int(np.flatnonzero(seat_of == s)[0])]
-                                  for s in range(PLAYERS)],
+            "openspiel_returns": common.by_our_seat(returns, seat_of),
             "ours_seconds": times["ours"], "openspiel_seconds": times["openspiel"]}
 
 

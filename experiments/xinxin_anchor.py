@@ -56,7 +56,6 @@ from experiments import anchor as common
 from experiments.anchor import PLAYERS
 from smoor_env import Engine, preset
 from smoor_env.core import cards as C
-from smoor_env.observation import observe
 
 PROG = "python -m experiments.xinxin_anchor"
 DRIVER = Path(__file__).parent / "xinxin" / "driver.cpp"
@@ -272,9 +271,7 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
     rules = preset("hearts" if args.passing else "hearts_no_passing", PLAYERS)
     engine = Engine(rules, 1)
     engine.reset(args.seed, game_ids=[deal], round_number=[deal % 4 + 1])
-    # xinxin's seat i is the i-th seat from the dealer's left (who passes first in both).
-    first = (int(engine.state.dealer[0]) + 1) % PLAYERS
-    seat_of = (first + np.arange(PLAYERS)) % PLAYERS  # (4,) our seat of xinxin's seat
+    seat_of = common.seat_order(engine)  # (4,) our seat of xinxin's seat
     sequence = np.random.SeedSequence([args.seed, deal, ours_seat])
     agent = build_agent(args.ours)
     rng = np.random.default_rng(sequence)
@@ -296,9 +293,7 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
                     f"xinxin's seat {reply[1]} {theirs}; xinxin's card ids)")
             start = time.perf_counter()
             if seat == ours_seat:
-                card = int(agent.act({"observation": observe(engine,
-                                                             engine.state.current_player),
-                                      "action_mask": mask}, rng)[0])
+                card = common.our_move(agent, engine, mask, rng)
                 spent = time.perf_counter() - start
                 who = "ours"
             else:
@@ -317,8 +312,7 @@ def play_game(args: Args, deal: int, ours_seat: int) -> dict:
         scores = [float(s) for s in xinxin.ask("score")[1:]]  # by xinxin's seat
     points = engine.state.round_points[0].tolist()  # (4,) penalty points by our seat
     return {"deal": deal, "ours_seat": ours_seat, "points": points,
-            "xinxin_points": [scores[int(np.flatnonzero(seat_of == s)[0])]
-                              for s in range(PLAYERS)],
+            "xinxin_points": common.by_our_seat(scores, seat_of),
             "actions": actions, "ours_seconds": times["ours"],
             "xinxin_seconds": times["xinxin"]}
 

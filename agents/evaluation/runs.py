@@ -160,14 +160,24 @@ def write_atomic(path: Path, data: str) -> None:
         raise
 
 
-def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = ()) -> None:
+def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = (),
+                   identity: dict[str, str] | None = None) -> None:
     """Record a run's settings (the dataclass ``args``) in ``folder/args.json``, or, going
     on with a run, refuse (a ValueError naming them) settings that differ from those it was
-    made with; only the ``free`` ones may (more generations or deals, say)."""
+    made with; only the ``free`` ones may (more generations or deals, say). ``identity``:
+    what else names the run beside its settings (the code that plays it, say), recorded
+    beside them; going on, one that differs is refused first, in words of its own."""
+    identity = identity or {}
     wanted = {k: v for k, v in dataclasses.asdict(args).items() if k not in free}
     path = folder / "args.json"
     if path.exists():
-        had = {k: v for k, v in json.loads(path.read_text()).items() if k not in free}
+        recorded = json.loads(path.read_text())
+        for key, now in identity.items():
+            if recorded.get(key) != now:
+                raise ValueError(f"{folder} holds a run played by another {key} ("
+                                 f"{recorded.get(key)!r}; now {now!r}): it goes on only "
+                                 "with its own; use another --out-dir")
+        had = {k: v for k, v in recorded.items() if k not in free and k not in identity}
         changed = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
         if changed:
             raise ValueError(f"{folder} holds a run made with other settings ("
@@ -176,7 +186,7 @@ def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = ()) -> None:
                              + "): go on with those, or use another --out-dir")
     else:
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(dataclasses.asdict(args), indent=1))
+        write_atomic(path, json.dumps({**dataclasses.asdict(args), **identity}, indent=1))
 
 
 def read_jsonl(path: Path) -> list[dict]:
