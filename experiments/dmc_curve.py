@@ -3,31 +3,34 @@ decisions the network has trained on.
 
 Reads run folders as the DMC runs' logs are committed (``docs/results/rl/dmc_run<n>/``:
 ``args.json`` and ``log.jsonl`` as ``experiments.dmc`` wrote them, and the screens
-``screen_policy_it<i>.json`` as ``experiments.agent_strength`` wrote them) and draws one
-panel per screened row (rule set and player count): the policy's points a round less
-``mc``'s (Hearts: penalty points saved) with its 95% interval, one line per run. A run
-that started from another given run's checkpoint (its ``--init`` is ``<out-dir>/it<k>.pt``
-of that run) goes on from that checkpoint's decisions and screen; a run's iteration 0 is
-the network it started from, screened in its own folder or in another run's that started
-from the same file. Writes the plot (PNG and SVG) and its points as CSV.
+``screen_policy_it<i>.json`` as ``experiments.agent_strength`` wrote them: ``mc`` against
+the run's ``it<i>.pt``, every screen on one seed) and draws one panel per screened row
+(rule set and player count): the policy's points a round less ``mc``'s (Hearts: penalty
+points saved) with its 95% interval, one line per run. A run that started from another
+run's checkpoint (its ``--init`` is ``.../<run folder>/it<k>.pt``, the folder named as
+that run's ``--out-dir`` ends) goes on from that checkpoint's decisions and screen; a run
+started from another file has trained on nothing before it, and its iteration 0 is that
+file, screened in its own folder or in another given run's that started from the same
+file. Writes the plot (PNG and SVG) and its points as CSV.
 
     python -m experiments.dmc_curve                  # the committed runs, into docs/results/rl/
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from agents.evaluation.plots import save_figure
-from agents.evaluation.runs import checked_command, read_jsonl
+from agents.evaluation.runs import checked_command, read_jsonl, write_csv
 
 PROG = "python -m experiments.dmc_curve"
 RESULTS = Path("docs/results/rl")
 SCREEN = re.compile(r"screen_policy_it(\d+)\.json")
+CHECKPOINT = re.compile(r"(?:.*/)?([^/]+)/it(\d+)\.pt")  # a DMC run's it<k>.pt: (folder, k)
 
 
 @dataclass
@@ -54,102 +57,173 @@ class Run:
     (``trained[i]``, iteration 0 = none) and its screens by iteration."""
 
     name: str
-    args: dict
+    init: str  # the network it started from ('': a fresh one)
+    folder: str  # the last part of its --out-dir, which its checkpoints are found under
     trained: list[int]
-    screens: dict[int, list[dict]]  # iteration -> agent_strength's ladder rows
+    screens: dict[int, Screen]  # by iteration
 
     @classmethod
     def load(cls, folder: Path) -> Run:
-        args = json.loads((folder / "args.json").read_text())
-        decisions = {row["iteration"]: row["decisions"] for row in read_jsonl(folder / "log.jsonl")}
+        """The run in ``folder``; a file that is not what ``experiments.dmc`` or
+        ``agent_strength`` writes is a ValueError naming it."""
+        path = folder / "args.json"
+        try:
+            args = json.loads(path.read_text())
+            init, out_dir = str(args["init"]), Path(args["out_dir"]).name
+            path = folder / "log.jsonl"
+            decisions = {int(row["iteration"]): int(row["decisions"])
+                         for row in read_jsonl(path)}
+            screens = {}
+            for path in sorted(folder.iterdir()):
+                if m := SCREEN.fullmatch(path.name):
+                    screens[int(m.group(1))] = _screen(json.loads(path.read_text()),
+                                                       int(m.group(1)))
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise ValueError(f"{path} is not what a DMC run or its screen writes "
+                             f"({type(error).__name__}: {error})") from None
         trained = [0]
         for i in range(1, max(decisions, default=0) + 1):
             if i not in decisions:
                 raise ValueError(f"{folder / 'log.jsonl'} has no line for iteration {i}")
             trained.append(trained[-1] + decisions[i])
-        screens = {int(m.group(1)): json.loads(path.read_text())["ladder"]
-                   for path in sorted(folder.iterdir()) if (m := SCREEN.fullmatch(path.name))}
-        return cls(folder.name, args, trained, screens)
+        late = [i for i in screens if i >= len(trained)]
+        if late:
+            raise ValueError(f"{folder} has a screen of iteration {min(late)} beyond its log "
+                             f"({len(trained) - 1} iterations)")
+        return cls(folder.name, init, out_dir, trained, screens)
 
 
-def curve_points(runs: list[Run]) -> list[dict]:
-    """One row per run, screened checkpoint and ladder row: the run, its iteration, the
-    decisions the network has trained on in all (along the runs it continues), the rule
-    set, the player count and the advantage's mean and 95% interval."""
-    by_out = {run.args.get("out_dir"): run for run in runs}
-    start_screen = {run.args.get("init"): run.screens[0] for run in runs if 0 in run.screens}
+class Screen(NamedTuple):
+    """One checkpoint's screen: the seed it dealt from and ``agent_strength``'s ladder
+    rows (``mc`` against the checkpoint, one per rule set and player count)."""
 
-    def origin(run: Run) -> tuple[int, list[dict] | None]:
-        """(decisions before the run's first iteration, the screen of its start)"""
-        m = re.fullmatch(r"(.+)/it(\d+)\.pt", run.args.get("init", ""))
-        parent = by_out.get(m.group(1)) if m else None
-        if parent is not None and parent is not run:
-            k = int(m.group(2))
-            if k >= len(parent.trained):
-                raise ValueError(f"run {run.name} starts from {run.args['init']}, after "
-                                 f"{parent.name}'s logged iterations")
-            before, screen = origin(parent)
-            return before + parent.trained[k], parent.screens.get(k)
-        return 0, start_screen.get(run.args.get("init"))
+    seed: int
+    rows: list[dict]
+
+
+def _screen(summary: dict, iteration: int) -> Screen:
+    """A screen's rows, checked to be ``mc`` against the run's ``it<iteration>``."""
+    for row in summary["ladder"]:
+        if row["weaker"] != "mc" or not row["stronger"].endswith(f"/it{iteration}.pt"):
+            raise ValueError(f"its row {row['weaker']} < {row['stronger']} is not mc against "
+                             f"the run's it{iteration}.pt")
+    return Screen(int(summary["args"]["seed"]), summary["ladder"])
+
+
+class Origin(NamedTuple):
+    """Where a run's curve begins: the decisions its first network had trained on, and
+    that network's screen (None: not screened)."""
+
+    decisions: int
+    screen: Screen | None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One screened row of one checkpoint: its advantage over ``mc`` (mean and 95%
+    interval over ``deals``) at ``decisions`` trained in all (along the runs it
+    continues)."""
+
+    run: str
+    iteration: int
+    decisions: int
+    rule_set: str
+    players: int
+    deals: int
+    seed: int
+    mean: float
+    low: float
+    high: float
+
+
+def curve_points(runs: list[Run]) -> list[Point]:
+    """Every screened row of every run, its iteration 0 included where it was screened."""
+    by_folder: dict[str, Run] = {}
+    start_screen: dict[str, Screen] = {}
+    for run in runs:
+        if run.folder in by_folder:
+            raise ValueError(f"runs {by_folder[run.folder].name} and {run.name} both trained "
+                             f"into a folder named {run.folder}")
+        by_folder[run.folder] = run
+        if run.init and 0 in run.screens:
+            start_screen.setdefault(run.init, run.screens[0])
+
+    def origin(run: Run, seen: tuple[str, ...] = ()) -> Origin:
+        if run.name in seen:
+            raise ValueError(f"runs {' -> '.join((*seen, run.name))} start from each other")
+        m = CHECKPOINT.fullmatch(run.init)
+        if m is None:
+            return Origin(0, start_screen.get(run.init) if run.init else None)
+        parent, k = by_folder.get(m.group(1)), int(m.group(2))
+        if parent is None:
+            raise ValueError(f"run {run.name} starts from {run.init}, a checkpoint of a run "
+                             "not given in --runs")
+        if k >= len(parent.trained):
+            raise ValueError(f"run {run.name} starts from {run.init}, after "
+                             f"{parent.name}'s logged iterations")
+        before = origin(parent, (*seen, run.name)).decisions
+        return Origin(before + parent.trained[k], parent.screens.get(k))
 
     points = []
     for run in runs:
-        before, start = origin(run)
+        start = origin(run)
         screens = dict(run.screens)
-        if 0 not in screens and start is not None:
-            screens[0] = start
+        if 0 not in screens and start.screen is not None:
+            screens[0] = start.screen
         for iteration in sorted(screens):
-            if iteration >= len(run.trained):
-                raise ValueError(f"run {run.name} has a screen of iteration {iteration} beyond "
-                                 f"its log ({len(run.trained) - 1} iterations)")
-            for row in screens[iteration]:
+            seed, rows = screens[iteration]
+            for row in rows:
                 adv = row["advantage"]
-                points.append({"run": run.name, "iteration": iteration,
-                               "decisions": before + run.trained[iteration],
-                               "rule_set": row["rule_set"], "players": row["players"],
-                               "deals": row["deals"], "mean": adv["mean"], "low": adv["low"],
-                               "high": adv["high"]})
+                points.append(Point(run.name, iteration, start.decisions + run.trained[iteration],
+                                    row["rule_set"], row["players"], row["deals"], seed,
+                                    adv["mean"], adv["low"], adv["high"]))
+    seeds = sorted({p.seed for p in points})
+    if len(seeds) > 1:
+        raise ValueError(f"the screens deal from different seeds ({seeds}): their points "
+                         "would not compare")
     return points
 
 
-def plot_curve(points: list[dict], png: Path) -> list[Path]:
-    """One panel per (rule set, players), a line per run; returns the files written."""
+def plot_curve(points: list[Point], png: Path) -> list[Path]:
+    """One panel per (rule set, players), a line per run (runs drawn side by side where
+    they share a checkpoint); returns the files written."""
     from matplotlib.figure import Figure
 
-    panels = list(dict.fromkeys((p["rule_set"], p["players"]) for p in points))
-    fig = Figure(figsize=(5.2 * max(len(panels), 1), 4.0))
-    axes = fig.subplots(1, max(len(panels), 1), squeeze=False)[0]
-    for ax, (rule_set, players) in zip(axes, panels, strict=False):
-        rows = [p for p in points if (p["rule_set"], p["players"]) == (rule_set, players)]
-        for run in dict.fromkeys(p["run"] for p in rows):
-            mine = sorted((p for p in rows if p["run"] == run), key=lambda p: p["decisions"])
-            x = [p["decisions"] / 1e6 for p in mine]
-            mean = [p["mean"] for p in mine]
-            err = [[p["mean"] - p["low"] for p in mine], [p["high"] - p["mean"] for p in mine]]
-            ax.errorbar(x, mean, yerr=err, marker="o", ms=4, capsize=3, label=run)
+    panels = list(dict.fromkeys((p.rule_set, p.players) for p in points))
+    runs = list(dict.fromkeys(p.run for p in points))
+    span = max(p.decisions for p in points) / 1e6 or 1.0
+    fig = Figure(figsize=(5.2 * len(panels), 4.0))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (rule_set, players) in zip(axes, panels, strict=True):
+        for k, run in enumerate(runs):
+            mine = sorted((p for p in points if (p.rule_set, p.players, p.run)
+                           == (rule_set, players, run)), key=lambda p: p.decisions)
+            shift = (k - (len(runs) - 1) / 2) * 0.006 * span
+            x = [p.decisions / 1e6 + shift for p in mine]
+            err = [[p.mean - p.low for p in mine], [p.high - p.mean for p in mine]]
+            ax.errorbar(x, [p.mean for p in mine], yerr=err, marker="o", ms=4, capsize=3,
+                        label=run)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_title(f"{rule_set}, {players} players")
         ax.set_xlabel("decisions trained by DMC (millions)")
         ax.set_ylabel("policy less mc, points a round\n(Hearts: penalty points saved)")
         ax.legend(fontsize=8)
-    deals = sorted({p["deals"] for p in points})
-    fig.suptitle(f"DMC policies against mc: {'/'.join(map(str, deals))} duplicate deals a "
-                 "point, 95% paired intervals", fontsize=10)
+    deals = "/".join(map(str, sorted({p.deals for p in points})))
+    fig.suptitle(f"DMC policies against mc: {deals} duplicate deals a point (seed "
+                 f"{points[0].seed}), 95% paired intervals", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, png)
 
 
-def run(args: Args) -> list[dict]:
+def run(args: Args) -> list[Point]:
     points = curve_points([Run.load(Path(folder)) for folder in args.runs])
+    if not points:
+        raise ValueError(f"no screen_policy_it<i>.json in {' '.join(args.runs)}: nothing to draw")
     png = Path(args.out)
     png.parent.mkdir(parents=True, exist_ok=True)
     written = plot_curve(points, png)
-    table = png.with_suffix(".csv")
-    with table.open("w", newline="") as out:
-        writer = csv.DictWriter(out, fieldnames=list(points[0]) if points else ["run"])
-        writer.writeheader()
-        writer.writerows(points)
-    print("wrote " + ", ".join(str(p) for p in [*written, table]))
+    write_csv([asdict(p) for p in points], png.with_suffix(".csv"))
+    print("wrote " + ", ".join(str(p) for p in [*written, png.with_suffix(".csv")]))
     return points
 
 

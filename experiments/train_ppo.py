@@ -36,7 +36,6 @@ or ``--agents ppo:checkpoint=...`` in ``experiments.win_rates``.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import os
@@ -54,6 +53,7 @@ from torch.distributions import Categorical
 
 from agents import make_agent, parse_agent
 from agents.env_factories import resolve_opponents
+from agents.evaluation.runs import write_csv
 from agents.evaluation.stats import t_half_width
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
 from agents.ppo import training_rules
@@ -290,14 +290,6 @@ def imitate(net: PolicyNet, args: Args, members: list, seed: int) -> dict[str, f
 def trained_against(args: Args) -> str:
     """How the run was trained, for the curves' titles."""
     return "in self-play" if args.self_play else f"vs opponents {'+'.join(args.opponents)}"
-
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    fields = list(dict.fromkeys(key for row in rows for key in row))
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def plot_curves(curves: list[list[dict]], players: list[int], baselines: dict[str, float],

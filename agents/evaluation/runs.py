@@ -199,6 +199,17 @@ def read_jsonl(path: Path) -> list[dict]:
     return rows
 
 
+def write_csv(rows: list[dict], path: Path) -> None:
+    """Rows of any fields (the union of their keys, in first-seen order) as a CSV file
+    with a header line: a curve's or a table's points, not a tournament's rows
+    (``csv_text``)."""
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def csv_text(rows: list[dict], header: bool = False) -> str:
     """Rows as CSV lines (``csv`` module's dialect), optionally after the header line."""
     buffer = io.StringIO()
