@@ -96,11 +96,12 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: ``prior="auto"``'s weight for the one network (``agents.ppo.SHIPPED_NETWORK``) in each
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0
 #: (docs/results/2026-12-06-variant-prior-weights.md: 0.3 had the higher mean in every
-#: variant; in met Troef it is still 0.05 points a round behind no prior there). A rule
-#: set of another variant, or of several (Smoorverliefd's options, ``GAME_ONLY_OPTIONS``),
-#: gets ``DEFAULT_PRIOR_WEIGHT``.
+#: ladder variant; in met Troef it is still 0.05 points a round behind no prior there;
+#: Cupid's Arrow, in 4-player matches: docs/results/2026-12-06-cupids-arrow-prior-weight.md).
+#: A rule set of several variants at once (Smoorverliefd's options,
+#: ``GAME_ONLY_OPTIONS``) gets ``DEFAULT_PRIOR_WEIGHT``, unmeasured.
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
-                                     "pip_scoring": 0.3}
+                                     "pip_scoring": 0.3, "cupids_arrow": 0.3}
 
 
 def network_weight(rules: Rules) -> float:

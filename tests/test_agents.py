@@ -1260,7 +1260,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
                                       named.act(obs, np.random.default_rng(2)))
 
 
-@pytest.mark.parametrize("variant", ["trump_hearts", "bidding", "partners", "pip_scoring"])
+@pytest.mark.parametrize("variant", ["trump_hearts", "bidding", "partners", "pip_scoring",
+                                     "cupids_arrow"])
 def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
         monkeypatch, variant) -> None:
     """In each Smoorverliefd variant, ``ismcts``'s defaults are the variant search (a
@@ -1270,7 +1271,9 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
     no prior there."""
     from agents.mc import NETWORK_WEIGHTS, network_weight
 
-    rules = Rules(num_players=4, target_score=None, **{variant: True})
+    # Cupid's Arrow needs a match (its cursed suit is named from round 2)
+    rules = Rules(num_players=4, target_score=50 if variant == "cupids_arrow" else None,
+                  **{variant: True})
     assert network_weight(rules) == NETWORK_WEIGHTS[variant]
     monkeypatch.setitem(NETWORK_WEIGHTS, variant, 3.0)  # the table's row, not a default
     small = "iterations=64,walks=16,seed_worlds=8,bid_worlds=8"
