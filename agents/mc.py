@@ -99,7 +99,8 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: ladder variant; in met Troef it is still 0.05 points a round behind no prior there;
 #: Cupid's Arrow, in 4-player matches: docs/results/2026-12-06-cupids-arrow-prior-weight.md).
 #: A rule set of several variants at once (Smoorverliefd's options,
-#: ``GAME_ONLY_OPTIONS``) gets ``DEFAULT_PRIOR_WEIGHT``, unmeasured.
+#: ``GAME_ONLY_OPTIONS``), or Hearts with a queen option, gets ``DEFAULT_PRIOR_WEIGHT``,
+#: unmeasured.
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
 

@@ -71,12 +71,16 @@ class Run:
             args = json.loads(path.read_text())
             init, out_dir = str(args["init"]), Path(args["out_dir"]).name
             path = folder / "log.jsonl"
-            decisions = {int(row["iteration"]): int(row["decisions"])
-                         for row in read_jsonl(path)}
+            decisions: dict[int, int] = {}
+            for row in read_jsonl(path):
+                i, n = int(row["iteration"]), int(row["decisions"])
+                if decisions.setdefault(i, n) != n:
+                    raise ValueError(f"two lines of iteration {i} disagree ({decisions[i]} "
+                                     f"and {n} decisions)")
             screens = {}
             for path in sorted(folder.iterdir()):
                 if m := SCREEN.fullmatch(path.name):
-                    screens[int(m.group(1))] = _screen(json.loads(path.read_text()),
+                    screens[int(m.group(1))] = _screen(json.loads(path.read_text()), out_dir,
                                                        int(m.group(1)))
         except (KeyError, TypeError, AttributeError, ValueError) as error:
             raise ValueError(f"{path} is not what a DMC run or its screen writes "
@@ -101,12 +105,14 @@ class Screen(NamedTuple):
     rows: list[dict]
 
 
-def _screen(summary: dict, iteration: int) -> Screen:
-    """A screen's rows, checked to be ``mc`` against the run's ``it<iteration>``."""
+def _screen(summary: dict, folder: str, iteration: int) -> Screen:
+    """A screen's rows, checked to be ``mc`` against the run's own ``it<iteration>``
+    (``ppo:checkpoint=.../<folder>/it<iteration>.pt``)."""
     for row in summary["ladder"]:
-        if row["weaker"] != "mc" or not row["stronger"].endswith(f"/it{iteration}.pt"):
+        m = CHECKPOINT.fullmatch(row["stronger"].removeprefix("ppo:checkpoint="))
+        if row["weaker"] != "mc" or m is None or m.groups() != (folder, str(iteration)):
             raise ValueError(f"its row {row['weaker']} < {row['stronger']} is not mc against "
-                             f"the run's it{iteration}.pt")
+                             f"the run's {folder}/it{iteration}.pt")
     return Screen(int(summary["args"]["seed"]), summary["ladder"])
 
 
@@ -140,6 +146,10 @@ def curve_points(runs: list[Run]) -> list[Point]:
     """Every screened row of every run, its iteration 0 included where it was screened."""
     by_folder: dict[str, Run] = {}
     start_screen: dict[str, Screen] = {}
+    names = [run.name for run in runs]
+    if len(set(names)) < len(names):
+        raise ValueError(f"two runs are named {max(names, key=names.count)} (their folders' "
+                         "names label the curve): give folders of different names")
     for run in runs:
         if run.folder in by_folder:
             raise ValueError(f"runs {by_folder[run.folder].name} and {run.name} both trained "
@@ -185,8 +195,9 @@ def curve_points(runs: list[Run]) -> list[Point]:
 
 
 def plot_curve(points: list[Point], png: Path) -> list[Path]:
-    """One panel per (rule set, players), a line per run (runs drawn side by side where
-    they share a checkpoint); returns the files written."""
+    """One panel per (rule set, players), a line per run, each run's points shifted a
+    little along the x axis (by at most 0.6% of its span) so that runs sharing a
+    checkpoint are seen side by side; returns the files written."""
     from matplotlib.figure import Figure
 
     panels = list(dict.fromkeys((p.rule_set, p.players) for p in points))

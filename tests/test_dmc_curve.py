@@ -108,6 +108,15 @@ def break_run(tmp_path: Path, breakage: str) -> list[Path]:
         write_screen(a / "screen_policy_it5.json", "runs/a/it5.pt", -1.0)
     elif breakage == "wrong screen":
         (a / "screen_policy_it3.json").write_text((a / "screen_policy_it1.json").read_text())
+    elif breakage == "foreign screen":
+        write_screen(a / "screen_policy_it2.json", "runs/b/it2.pt", -1.0)
+    elif breakage == "log disagrees":
+        with (a / "log.jsonl").open("a") as log:
+            log.write(json.dumps({"iteration": 2, "decisions": 11}) + "\n")
+    elif breakage == "same name":
+        (tmp_path / "other").mkdir()
+        return [a, make_run(tmp_path / "other" / "a", "gen1.pt", [5], {1: -1.0},
+                            out_dir="runs/a2")]
     elif breakage == "no decisions":
         (a / "log.jsonl").write_text('{"iteration": 1}\n')
     elif breakage == "parent not given":
@@ -126,7 +135,10 @@ def break_run(tmp_path: Path, breakage: str) -> list[Path]:
     ("no log", "not a DMC run's folder: no log.jsonl"),
     ("gap", "has no line for iteration 2"),
     ("late screen", "screen of iteration 5 beyond its log (3 iterations)"),
-    ("wrong screen", "is not mc against the run's it3.pt"),
+    ("wrong screen", "is not mc against the run's a/it3.pt"),
+    ("foreign screen", "ppo:checkpoint=runs/b/it2.pt is not mc against the run's a/it2.pt"),
+    ("log disagrees", "two lines of iteration 2 disagree (10 and 11 decisions)"),
+    ("same name", "two runs are named a"),
     ("no decisions", "log.jsonl is not what a DMC run or its screen writes (KeyError"),
     ("parent not given", "starts from runs/a/it2.pt, a checkpoint of a run not given"),
     ("other seed", "the screens deal from different seeds ([7, 1000])"),
