@@ -95,6 +95,9 @@ def test_the_command_writes_the_plot_and_its_points(tmp_path, capsys):
                                ("2", "smoorverliefd", "20", "1000", -2.0),
                                ("2", "hearts", "20", "1000", -4.0)]
     assert "curve.png" in capsys.readouterr().out
+    drawn = {path.name: path.read_bytes() for path in out.parent.iterdir()}
+    assert dmc_curve.main(["--runs", str(a), "--out", str(out)]) == 0
+    assert {path.name: path.read_bytes() for path in out.parent.iterdir()} == drawn  # same bytes
 
 
 def break_run(tmp_path: Path, breakage: str) -> list[Path]:

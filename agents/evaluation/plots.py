@@ -16,10 +16,15 @@ def save_figure(fig, png_path: Path) -> list[Path]:
     """Write the ``matplotlib.figure.Figure`` as PNG (for screens and notebooks) and SVG
     (vector, for papers) next to each other, and return both paths. The plots build
     ``Figure`` objects without pyplot, so they neither need nor change a backend (a
-    notebook's inline plots keep working)."""
+    notebook's inline plots keep working). The same figure gives the same bytes: the SVG
+    has no date and fixed element ids (a committed plot redrawn changes only with what
+    it shows)."""
+    import matplotlib
+
     svg_path = png_path.with_suffix(".svg")
     fig.savefig(png_path, dpi=PNG_DPI)
-    fig.savefig(svg_path)
+    with matplotlib.rc_context({"svg.hashsalt": "smoor-env"}):
+        fig.savefig(svg_path, metadata={"Date": None})
     return [png_path, svg_path]
 
 
