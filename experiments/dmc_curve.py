@@ -51,6 +51,25 @@ class Args:
             raise ValueError(f"--out must name a .png file, got {self.out!r}")
 
 
+class Screen(NamedTuple):
+    """One checkpoint's screen: the seed it dealt from and ``agent_strength``'s ladder
+    rows (``mc`` against the checkpoint, one per rule set and player count)."""
+
+    seed: int
+    rows: list[dict]
+
+
+def _screen(summary: dict, folder: str, iteration: int) -> Screen:
+    """A screen's rows, checked to be ``mc`` against the run's own ``it<iteration>``
+    (``ppo:checkpoint=.../<folder>/it<iteration>.pt``)."""
+    for row in summary["ladder"]:
+        m = CHECKPOINT.fullmatch(row["stronger"].removeprefix("ppo:checkpoint="))
+        if row["weaker"] != "mc" or m is None or m.groups() != (folder, str(iteration)):
+            raise ValueError(f"its row {row['weaker']} < {row['stronger']} is not mc against "
+                             f"the run's {folder}/it{iteration}.pt")
+    return Screen(int(summary["args"]["seed"]), summary["ladder"])
+
+
 @dataclass(frozen=True)
 class Run:
     """One run's files: its settings, the decisions trained by each iteration's end
@@ -95,25 +114,6 @@ class Run:
             raise ValueError(f"{folder} has a screen of iteration {min(late)} beyond its log "
                              f"({len(trained) - 1} iterations)")
         return cls(folder.name, init, out_dir, trained, screens)
-
-
-class Screen(NamedTuple):
-    """One checkpoint's screen: the seed it dealt from and ``agent_strength``'s ladder
-    rows (``mc`` against the checkpoint, one per rule set and player count)."""
-
-    seed: int
-    rows: list[dict]
-
-
-def _screen(summary: dict, folder: str, iteration: int) -> Screen:
-    """A screen's rows, checked to be ``mc`` against the run's own ``it<iteration>``
-    (``ppo:checkpoint=.../<folder>/it<iteration>.pt``)."""
-    for row in summary["ladder"]:
-        m = CHECKPOINT.fullmatch(row["stronger"].removeprefix("ppo:checkpoint="))
-        if row["weaker"] != "mc" or m is None or m.groups() != (folder, str(iteration)):
-            raise ValueError(f"its row {row['weaker']} < {row['stronger']} is not mc against "
-                             f"the run's {folder}/it{iteration}.pt")
-    return Screen(int(summary["args"]["seed"]), summary["ladder"])
 
 
 class Origin(NamedTuple):
