@@ -20,9 +20,12 @@ network, Adam's moments, the random generators and every table's games, written
 atomically), so a run stopped any way (Ctrl-C, a kill, the session's end) goes on from its
 last checkpoint when the same command is given again, and makes exactly the network an
 uninterrupted run makes. It goes on only with the settings it began with (``args.json``;
-``--progress`` and ``--save-every`` may change) and under the code that began it; while it
-runs it holds ``.lock`` in its folder, so a second process cannot write there. A finished
-run given again says so and writes nothing.
+``--progress``, ``--save-every`` and ``--stop-at`` may change) and under the code that
+began it; while it runs it holds ``.lock`` in its folder, so a second process cannot write
+there. ``--stop-at N`` stops after iteration N of the ``--iterations`` schedule (the
+learning rate as the whole run has it there), writing its checkpoint and state, so a
+network from the middle of a long run is made without the rest of it. A run done to where
+it is asked to stop, given again, says so and writes nothing.
 
     python -m experiments.dmc --init runs/ei2/gen1.pt          # warm start, the defaults
     python -m experiments.dmc --iterations 2 --num-envs 4 --out-dir /tmp/dmc   # a smoke run
@@ -94,6 +97,9 @@ class Args:
     """training seed: table k deals from seed + k; exploration and minibatches from it"""
     save_every: int = 25
     """iterations between checkpoints (the last iteration always writes one)"""
+    stop_at: int = 0
+    """stop after this iteration of the --iterations schedule, writing its checkpoint and
+    state (0: run to the end); the same command with a later --stop-at, or none, goes on"""
     out_dir: str = "runs/dmc"
     """where the run's files go"""
     progress: bool = True
@@ -105,6 +111,9 @@ class Args:
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got "
                                  f"{getattr(self, name)}")
+        if not 0 <= self.stop_at <= self.iterations:
+            raise ValueError(f"--stop-at must be in [0, --iterations {self.iterations}] (0: "
+                             f"the end), got {self.stop_at}")
         if not 0 <= self.epsilon <= 1:
             raise ValueError(f"--epsilon must be in [0, 1], got {self.epsilon}")
         if self.targets not in TARGETS:
@@ -128,9 +137,13 @@ class Args:
         """The single-round rules of every table."""
         return preset_tables(self.rule_sets, self.players)
 
+    def last(self) -> int:
+        """The iteration this command stops after (``--stop-at``, else ``--iterations``)."""
+        return self.stop_at or self.iterations
+
 
 #: Settings a stopped run may go on with other values of (they change no network).
-_FREE = ("progress", "save_every", "out_dir")
+_FREE = ("progress", "save_every", "stop_at", "out_dir")
 
 #: The file of a run's last saved state (``save_state``).
 STATE = "state.pt"
@@ -208,9 +221,14 @@ def _train(args: Args, folder: Path) -> list[dict]:
     if (folder / STATE).exists():
         logged = folder / "log.jsonl"
         state = torch.load(folder / STATE, weights_only=False)
-        if state["iteration"] == args.iterations:  # finished: whatever the code, nothing to do
-            log(args.progress, f"{folder} holds a finished run ({args.iterations} iterations)")
-            return [row for row in read_jsonl(logged) if row["iteration"] <= args.iterations]
+        if state["iteration"] >= args.last():  # done: whatever the code, nothing to do
+            if not (folder / f"it{args.last()}.pt").exists():
+                raise ValueError(f"{folder} holds a run past iteration {args.last()} "
+                                 f"(state after {state['iteration']}) without it"
+                                 f"{args.last()}.pt: --stop-at a saved iteration or later")
+            log(args.progress, f"{folder} holds a run done to iteration {args.last()} (of "
+                               f"{args.iterations}; state after {state['iteration']})")
+            return [row for row in read_jsonl(logged) if row["iteration"] <= args.last()]
         done, code, tables = load_state(folder, state, net, optimizer, generator, rng)
         rows = [row for row in read_jsonl(logged) if row["iteration"] <= done]  # later: redone
         log(args.progress, f"going on after iteration {done}")
@@ -218,7 +236,7 @@ def _train(args: Args, folder: Path) -> list[dict]:
         code, tables = training_code(), DMCTables(rules, args.num_envs, args.seed)
     write_atomic(folder / "log.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     choose = epsilon_greedy(net, args.epsilon, rng)
-    for iteration in range(done + 1, args.iterations + 1):
+    for iteration in range(done + 1, args.last() + 1):
         start = time.perf_counter()
         net.eval()
         parts = [tables.play_round(k, choose) for k in range(len(rules))]
@@ -240,7 +258,7 @@ def _train(args: Args, folder: Path) -> list[dict]:
                            f"error {fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
                            f"{row['play_seconds']:.1f} s play + {row['update_seconds']:.1f} s "
                            "fit")
-        if iteration % args.save_every == 0 or iteration == args.iterations:
+        if iteration % args.save_every == 0 or iteration == args.last():
             net.eval()
             save_checkpoint(folder / f"it{iteration}.pt", net,
                             {**dataclasses.asdict(args), "iteration": iteration,

@@ -193,6 +193,39 @@ def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, mo
         [{k: v for k, v in row.items() if k not in drop} for row in rows[1]]
 
 
+def test_stop_at_makes_the_middle_of_a_long_run_and_the_run_goes_on_from_it(tmp_path):
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    assert dmc.main([*SMALL, "--save-every", "1", "--iterations", "5",
+                     "--out-dir", str(whole)]) == 0
+    assert dmc.main([*SMALL, "--iterations", "5", "--stop-at", "3", "--out-dir", str(part)]) == 0
+    # iteration 3 (no --save-every multiple) is written: the unbroken run's iteration 3
+    assert sorted(path.name for path in part.glob("it*.pt")) == ["it2.pt", "it3.pt"]
+    a, b = (load_checkpoint(run / "it3.pt")[0].state_dict() for run in (whole, part))
+    assert all(torch.equal(a[key], b[key]) for key in a)
+    # asked again to stop there, or earlier, it writes nothing
+    before = {path.name: path.read_bytes() for path in part.iterdir()}
+    for stop in ("3", "2"):
+        assert dmc.main([*SMALL, "--iterations", "5", "--stop-at", stop,
+                         "--out-dir", str(part)]) == 0
+    assert {path.name: path.read_bytes() for path in part.iterdir()} == before
+    # without --stop-at it goes on to the end, to the unbroken run's network
+    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(part)]) == 0
+    a, b = (load_checkpoint(run / "it5.pt")[0].state_dict() for run in (whole, part))
+    assert all(torch.equal(a[key], b[key]) for key in a)
+
+
+def test_stop_at_an_iteration_past_the_state_without_its_checkpoint_is_refused(tmp_path,
+                                                                                 capsys):
+    assert dmc.main([*SMALL, "--iterations", "4", "--out-dir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert dmc.main([*SMALL, "--iterations", "4", "--stop-at", "3",
+                     "--out-dir", str(tmp_path)]) == 2
+    assert "without it3.pt" in capsys.readouterr().err
+    assert dmc.main([*SMALL, "--iterations", "4", "--stop-at", "5",
+                     "--out-dir", str(tmp_path / "x")]) == 2
+    assert "--stop-at must be in [0, --iterations 4]" in capsys.readouterr().err
+
+
 def test_a_finished_run_given_again_writes_nothing(tmp_path):
     argv = [*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]
     assert dmc.main(argv) == 0
