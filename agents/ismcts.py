@@ -16,7 +16,7 @@ the current position, by every seat, whatever the hidden cards. Each iteration
    policy (``agents.rollout``), and credits every node on the path with the final
    value of the seat that moved into it (round points over ``_value_scale``;
    Hearts: one minus penalty points over 26; partners: the team's; with
-   ``value="relative"``, the default where no specialist prior plays, those points less
+   ``value="relative"``, the default where no steering prior plays, those points less
    the opponents' mean).
 
 Batched the way the engine is fast: each wave runs ``walks`` iterations of every
@@ -29,16 +29,17 @@ searched as ``mc`` searches it instead: each wave plays every legal root move in
 same worlds, the walks going on down the tree below each, and the decision is the root
 move of the best mean value; ``root="halving"`` drops the worse half of the moves
 after each such round (sequential halving). By default (``root="auto"``) the root is
-searched by halving wherever no specialist policy prior (below) steers the walks there.
+searched by halving wherever no steering policy prior (below) steers the walks there.
 
-A trained policy steers the walks at the root (``prior``; by default the shipped
-specialist checkpoint trained on the rule set, where there is one): ``prior_weight`` times its
-log-probability of each root move is added to that move's UCB score, so that among
-moves the search values about equally, the walks, and the decision, favour the
-policy's. In 4-player Hearts this makes ``ismcts`` beat ``mc`` head to head (README;
-the measurements: docs/strength.md). Where no specialist was trained (the Smoorverliefd
-variants) the one network trained on every rule set is the prior, its bonus added to
-the halved root's mean values before the best is chosen.
+A trained policy steers the walks at the root (``prior``; by default, in Hearts the
+network ``dmc3_it1000``, in plain Smoorverliefd the shipped specialist checkpoint
+trained on it): ``prior_weight`` times its log-probability of each root move is added to
+that move's UCB score, so that among moves the search values about equally, the walks,
+and the decision, favour the policy's. In 4-player Hearts this made ``ismcts`` beat
+``mc`` head to head (with the specialist ``ppo_hearts``; README, the measurements:
+docs/results/strength.md). Where no specialist was trained (the Smoorverliefd variants)
+the variants' network ``dmc_all`` is the prior, its bonus added to the halved root's
+mean values before the best is chosen.
 
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
 Arrow's cursed suit are chosen by simulation, as ``mc`` does (each candidate played
@@ -177,7 +178,7 @@ class ISMCTSAgent(SearchAgent):
             decision costs about the same per wave whatever ``walks`` (the per-call
             overhead of a small batch dominates), so fewer, wider waves are faster:
             384, four waves of the 1,536 iterations (256, six waves, until
-            docs/strength.md's "Four waves": as strong, 1.4x the time).
+            docs/results/strength.md's "Four waves": as strong, 1.4x the time).
         exploration: the UCB constant (values lie in about [0, 1]).
         rollout: rollout policy after the tree: ``"greedy:EPS"`` (default
             ``"greedy:0.2"``: other seats err with probability 0.2), ``"greedy"`` or
@@ -197,19 +198,22 @@ class ISMCTSAgent(SearchAgent):
             the move's UCB score, so the walks, and with them the most visited move,
             favour what the policy plays when the search's values are close (as
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
-            ``"auto"`` (the default): in each rule set, the shipped checkpoint trained on
-            it or on the same tricks (``agents.mc.Prior``: ``ppo_hearts`` in Hearts at
-            3 and 4 players and ``ppo_hearts5`` at 5, with or without passing;
-            ``ppo_smoorverliefd`` in plain Smoorverliefd at 3-5 players), and elsewhere
-            (the Smoorverliefd variants) the one network trained on every rule set
-            (``dmc_all``) at its weight in the table (``agents.mc.network_weight``).
-            ``"specialists"``: the shipped checkpoints only, no prior in the variants
-            (``"auto"`` before the one network shipped). A rule set whose shipped
-            policy's file is missing (an install without the package data) is a
-            FileNotFoundError, not a search without it. None: no prior.
+            ``"auto"`` (the default): a prior in every rule set by the table
+            (``agents.mc.table_prior``): in Hearts at 3-5 players, with or without
+            passing, the network ``dmc3_it1000`` (``agents.mc.PLAIN_NETWORK_WEIGHTS``);
+            in plain Smoorverliefd at 3-5 players the shipped checkpoint trained on it
+            (``ppo_smoorverliefd``); elsewhere (the Smoorverliefd variants, Hearts'
+            queen options) the variants' network ``dmc_all`` at its weight in the table
+            (``agents.mc.network_weight``). ``"specialists"``: the specialist
+            checkpoints only (``agents.ppo.shipped_policy_for``: ``ppo_hearts`` in
+            Hearts at 3 and 4 players and ``ppo_hearts5`` at 5, ``ppo_smoorverliefd``),
+            no prior in the variants (``"auto"`` before the networks shipped). A rule
+            set whose shipped policy's file is missing (an install without the package
+            data) is a FileNotFoundError, not a search without it. None: no prior.
         prior_weight: points per unit of log-probability of ``prior``; None (the
-            default): 0.3, or with ``prior="auto"`` the one network's weight in the
-            rule set's row of the table (``agents.mc.NETWORK_WEIGHTS``).
+            default): 0.3, or with ``prior="auto"`` the network's weight in the rule
+            set's row of the table (``agents.mc.PLAIN_NETWORK_WEIGHTS``,
+            ``agents.mc.NETWORK_WEIGHTS``).
         root: ``"ucb"``: the root's moves are chosen by UCB like every node's, each walk
             in a world of its own, and the most visited is played.
             ``"paired"``: every wave plays every legal root move in the same
@@ -220,26 +224,27 @@ class ISMCTSAgent(SearchAgent):
             best mean value (plus ``prior``'s bonus) is played. ``"halving"``: paired
             rounds by sequential halving (``_grow_paired``): the better half of the
             moves runs on after each round, so the best are searched deepest.
-            ``"auto"`` (the default): ``"ucb"`` where a specialist or given prior
-            plays (it steers the walks at the root), ``"halving"`` where none does and
-            where ``prior="auto"`` plays the one network (the Smoorverliefd variants;
-            measured in docs/strength.md: it beats ``"ucb"`` there).
+            ``"auto"`` (the default): ``"ucb"`` where a steering prior plays (a
+            specialist, a given policy, or ``dmc3_it1000`` in Hearts: it steers the
+            walks at the root), ``"halving"`` where none does and where
+            ``prior="auto"`` plays the variants' network ``dmc_all`` (the Smoorverliefd variants;
+            measured in docs/results/strength.md: it beats ``"ucb"`` there).
         bid_worlds: worlds in which each candidate of the decisions chosen by
             simulation is played out (Blinde Liefde's bid, Cupid's Arrow's cursed suit;
             ``mc`` uses its ``worlds``, 128 by default): one such decision a round, so
             4x ``mc``'s worlds cost little time, and they choose the bid that a
-            4,096-world search values best far more often (docs/strength.md).
+            4,096-world search values best far more often (docs/results/strength.md).
         value: what the search maximises. ``"own"``: the seat's round points (Hearts:
             minus its penalty points). ``"relative"``: its points less its opponents'
             mean (``_values``), as a match is won: by being ahead. Then keeping one
             heart from a seat that would sweep is worth the sweep's doubling to it, not
             one point, and an opponent's missed bid counts as well. ``"auto"`` (the
-            default): ``"relative"`` where no specialist or given prior plays (the
-            Smoorverliefd variants, with or without the one network; measured in
-            docs/strength.md: it gains most in Blinde Liefde), ``"own"`` where one does
-            (Hearts, plain Smoorverliefd: the priors were distilled from a search of the
-            seat's own points, and those rows were measured so), and wherever ``leaf``
-            evaluates.
+            default): ``"relative"`` where no steering prior plays (the
+            Smoorverliefd variants, with or without ``dmc_all``; measured in
+            docs/results/strength.md: it gains most in Blinde Liefde), ``"own"`` where one does
+            (Hearts, plain Smoorverliefd: the specialists were distilled from a search
+            of the seat's own points, and those rows were measured so, ``dmc3_it1000``
+            in Hearts too), and wherever ``leaf`` evaluates.
         leaf: a network's value head at the walks' leaves: an agent spec with a
             ``value`` (a ``ppo`` checkpoint trained by ``experiments.expert_iteration``,
             e.g. ``"ppo:checkpoint=gen6.pt"``), or ``"prior"`` (the prior's network in

@@ -67,7 +67,13 @@ from typing import Any
 import numpy as np
 
 from agents.base import build_agent, check_count, check_number, register
-from agents.ppo import SHIPPED_NETWORK, PPOAgent, shipped_policy_for
+from agents.ppo import (
+    PLAIN_NETWORK,
+    SHIPPED_NETWORK,
+    PPOAgent,
+    plain_rule_set,
+    shipped_policy_for,
+)
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.core import cards as C
@@ -93,7 +99,7 @@ def _optional_agent(key: str, spec: str | None) -> Any:
 #: The prior's weight (points per unit of log-probability) where none is given and none
 #: is measured.
 DEFAULT_PRIOR_WEIGHT = 0.3
-#: ``prior="auto"``'s weight for the one network (``agents.ppo.SHIPPED_NETWORK``) in each
+#: ``prior="auto"``'s weight for the variants' network (``agents.ppo.SHIPPED_NETWORK``) in each
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0
 #: (docs/results/2026-12-06-variant-prior-weights.md: 0.3 had the higher mean in every
 #: ladder variant; in met Troef it is still 0.05 points a round behind no prior there;
@@ -105,12 +111,42 @@ NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partn
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
 
 
+#: ``prior="auto"``'s weight for ``agents.ppo.PLAIN_NETWORK`` in each plain rule set
+#: (``agents.ppo.plain_rule_set``) where the measurement put that network in place of the
+#: specialist, played as the specialists are: a steering prior (``ismcts``'s UCB root,
+#: the seat's own points). Chosen between 0.3 and 1.0 on 200 deals a row at 3, 4 and 5
+#: players (docs/results/2026-12-06-plain-prior-weights.md): 0.3 had the higher mean in
+#: all three rule sets, +0.30 and +0.15 penalty points saved over the specialists in
+#: Hearts with and without passing (no row clear of zero), -0.01 points a round in
+#: Smoorverliefd, which therefore keeps its specialist.
+PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"hearts": 0.3, "hearts_no_passing": 0.3}
+
+
 def network_weight(rules: Rules) -> float:
-    """``prior="auto"``'s weight for the one network in ``rules`` (``NETWORK_WEIGHTS``)."""
+    """``prior="auto"``'s weight for the variants' network in ``rules`` (``NETWORK_WEIGHTS``)."""
     variants = [name for name in GAME_ONLY_OPTIONS["smoorverliefd"] if getattr(rules, name)]
     if len(variants) == 1 and not rules.is_hearts:
         return NETWORK_WEIGHTS.get(variants[0], DEFAULT_PRIOR_WEIGHT)
     return DEFAULT_PRIOR_WEIGHT
+
+
+def table_prior(rules: Rules, spec: str = "auto") -> tuple[str | None, float, bool]:
+    """What ``prior=spec`` (``"auto"`` or ``"specialists"``) plays in ``rules``, by the
+    table in docs/agents.md: the shipped checkpoint's name (None: no prior), its weight
+    there, and whether it steers (``Prior.steers``). ``"auto"``: ``PLAIN_NETWORK`` where
+    ``PLAIN_NETWORK_WEIGHTS`` names the plain rule set, else the specialist
+    (``shipped_policy_for``) at ``DEFAULT_PRIOR_WEIGHT``, else ``SHIPPED_NETWORK`` at
+    ``network_weight`` (not steering); ``"specialists"``: the specialist, else none. A
+    specialist whose file is missing is a FileNotFoundError (``shipped_policy_for``)."""
+    if spec not in ("auto", "specialists"):
+        raise ValueError(f"spec must be 'auto' or 'specialists', got {spec!r}")
+    plain = PLAIN_NETWORK_WEIGHTS.get(plain_rule_set(rules) or "") if spec == "auto" else None
+    if plain is not None:
+        return PLAIN_NETWORK, plain, True
+    name = shipped_policy_for(rules)
+    if name is not None or spec == "specialists":
+        return name, DEFAULT_PRIOR_WEIGHT, True
+    return SHIPPED_NETWORK, network_weight(rules), False
 
 
 class Prior:
@@ -123,13 +159,14 @@ class Prior:
     played in every rule set at ``weight`` (None: ``DEFAULT_PRIOR_WEIGHT``).
     ``"specialists"``: in each rule set the shipped checkpoint trained on it, or on the
     same tricks with another player count or passing (``agents.ppo.shipped_policy_for``:
-    plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: the specialist where
-    there is one, else the one network trained on every rule set
-    (``agents.ppo.SHIPPED_NETWORK``) at its weight for the rule set
-    (``network_weight``, unless ``weight`` is given): a prior in every rule set. None:
-    none. With ``"auto"`` or ``"specialists"``, a rule set whose policy's file is missing
-    (an install without the package data) is a FileNotFoundError at its first decision,
-    naming the file and the folder looked in: never a search without it.
+    plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: a prior in every rule
+    set, by the table (``table_prior``): in the plain rule sets ``PLAIN_NETWORK_WEIGHTS``
+    names, the network ``agents.ppo.PLAIN_NETWORK`` in place of the specialist; else the
+    specialist where there is one; else the variants' network ``agents.ppo.SHIPPED_NETWORK``;
+    each at the table's weight unless ``weight`` is given. None: none. With ``"auto"`` or
+    ``"specialists"``, a rule set whose policy's file is missing (an install without the
+    package data) is a FileNotFoundError at its first decision, naming the file and the
+    folder looked in: never a search without it.
     """
 
     def __init__(self, spec: str | None, weight: float | None) -> None:
@@ -143,21 +180,16 @@ class Prior:
         self._auto: dict[Rules, tuple[Any, float, bool]] = {}
 
     def _choice(self, rules: Rules) -> tuple[Any, float, bool]:
-        """The policy played in ``rules`` (or None), its weight, and whether it is a
-        specialist or given (True) or the one network of ``"auto"`` (False)."""
-        given = DEFAULT_PRIOR_WEIGHT if self.weight is None else self.weight
+        """The policy played in ``rules`` (or None), its weight, and whether it steers: a
+        specialist, a given policy or the plain network (True) or the variants' network of
+        ``"auto"`` in the variants (False)."""
         if self.spec not in ("auto", "specialists"):
-            return self.agent, given, True
+            return self.agent, DEFAULT_PRIOR_WEIGHT if self.weight is None else self.weight, True
         if rules not in self._auto:
             try:
-                name = shipped_policy_for(rules)
-                if name is not None:
-                    self._auto[rules] = PPOAgent(name), given, True
-                elif self.spec == "auto":
-                    weight = network_weight(rules) if self.weight is None else self.weight
-                    self._auto[rules] = PPOAgent(SHIPPED_NETWORK), weight, False
-                else:
-                    self._auto[rules] = None, given, True
+                name, weight, steering = table_prior(rules, self.spec)
+                weight = weight if self.weight is None else self.weight
+                self._auto[rules] = None if name is None else PPOAgent(name), weight, steering
             except FileNotFoundError as error:
                 raise FileNotFoundError(f"prior={self.spec!r} in {rules}: {error} (or give "
                                         f"the prior explicitly: prior=None plays none, "
@@ -172,9 +204,9 @@ class Prior:
     def steers(self, rules: Rules) -> bool:
         """Whether a prior plays in ``rules`` that ``ismcts``'s ``"auto"`` root and value
         were measured with as a steering prior (a UCB root, the seat's own points): a
-        specialist or a given policy. False where none plays and where ``"auto"`` plays
-        the one network (measured with today's variant search: a halved root, the
-        relative value)."""
+        specialist, a given policy, or the plain network where ``"auto"`` plays it. False
+        where none plays and where ``"auto"`` plays ``dmc_all`` in the variants
+        (measured with today's variant search: a halved root, the relative value)."""
         agent, _, steering = self._choice(rules)
         return agent is not None and steering
 
@@ -227,14 +259,15 @@ class MCAgent(SearchAgent):
             ``prior_weight``, are added to the searched values before the best is chosen:
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
-            ``"auto"``: in each rule set, the shipped checkpoint trained on it or on the
-            same tricks, else the one network trained on every rule set (``Prior``);
-            ``"specialists"``: those checkpoints only, none elsewhere.
+            ``"auto"``: a shipped policy in every rule set by the table (``table_prior``:
+            ``dmc3_it1000`` in Hearts, the specialist in plain Smoorverliefd,
+            ``dmc_all`` elsewhere; docs/agents.md); ``"specialists"``: the checkpoints
+            trained on the rule set or on the same tricks only, none elsewhere.
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``; None (the
-            default): ``DEFAULT_PRIOR_WEIGHT`` (0.3), or with ``prior="auto"`` the one
-            network's weight in the rule set's row of ``NETWORK_WEIGHTS``
-            (``network_weight``).
+            default): ``DEFAULT_PRIOR_WEIGHT`` (0.3), or with ``prior="auto"`` the
+            weight in the rule set's row of the table (``PLAIN_NETWORK_WEIGHTS``,
+            ``NETWORK_WEIGHTS``).
     """
 
     name = "mc"

@@ -11,9 +11,9 @@ Shipped checkpoints (``agents/checkpoints/<name>.pt``, package data: installed w
 package, see README "Reinforcement learning"): ``ppo_smoorverliefd`` (Smoorverliefd, 3, 4
 and 5 players), ``ppo_hearts`` (Hearts with passing, 4 players) and ``ppo_hearts5`` (the
 same at 5 players), the specialists ``SHIPPED_POLICIES`` names; and ``dmc_all``
-(``SHIPPED_NETWORK``), one network trained on every rule set by expert iteration and DMC
-(``experiments/``). The specialists' training curves are in ``docs/results/rl/`` (not
-installed).
+(``SHIPPED_NETWORK``) and ``dmc3_it1000`` (``PLAIN_NETWORK``), networks trained on every
+rule set by expert iteration and DMC (``experiments/``). The specialists' training curves
+are in ``docs/results/rl/`` (not installed).
 
 A checkpoint is a ``torch.save`` dict (``agents.policy_net.save_checkpoint``): ``"model"`` (the
 ``PolicyNet`` state dict), ``"hidden"`` (layer sizes), ``"card_head"`` (0: none) and
@@ -66,11 +66,19 @@ SHIPPED_POLICIES: dict[str, dict[str, Any]] = {
     "ppo_hearts5": {"game": "hearts", "num_players": [5], **_PLAIN},
     "ppo_smoorverliefd": {"game": "smoorverliefd", "num_players": [3, 4, 5], **_PLAIN},
 }
-#: The one network the package ships besides the specialists: trained on every
-#: single-round rule set at 3-5 players (``experiments.dmc``: DMC run 2, iteration 200;
-#: its ``"args"`` say ``game="all"``), the prior of ``prior="auto"`` where no specialist
-#: was trained (``agents.mc.Prior``). Not a policy of ``shipped_policy_for``.
+#: The variants' network: trained on every single-round rule set at 3-5 players
+#: (``experiments.dmc``: DMC run 2, iteration 200; its ``"args"`` say ``game="all"``),
+#: the prior of ``prior="auto"`` where no specialist was trained (``agents.mc.Prior``).
+#: Not a policy of ``shipped_policy_for``.
 SHIPPED_NETWORK = "dmc_all"
+#: A second network trained on every rule set (DMC run 3, iteration 1,000 of its 2,000,
+#: from ``dmc_all``), the prior of ``prior="auto"`` in the plain rule sets where a
+#: measurement put it in place of the specialist (``agents.mc.PLAIN_NETWORK_WEIGHTS``).
+#: Until run 3's end picks one network for every rule set, both ship. Not a policy of
+#: ``shipped_policy_for``.
+PLAIN_NETWORK = "dmc3_it1000"
+#: The networks the package ships besides the specialists.
+SHIPPED_NETWORKS = (SHIPPED_NETWORK, PLAIN_NETWORK)
 
 _DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
            "LongStorage": np.int64, "IntStorage": np.int32, "BoolStorage": np.bool_}
@@ -286,7 +294,7 @@ def _missing(name: str) -> FileNotFoundError:
 def resolve_checkpoint(checkpoint: str | Path) -> Path:
     """The file of ``checkpoint``: a shipped checkpoint's name (``"ppo_hearts"`` is
     ``agents/checkpoints/ppo_hearts.pt``), else a path as given, else a path relative to
-    the repository's root. A name in ``SHIPPED_POLICIES`` (or ``SHIPPED_NETWORK``) whose
+    the repository's root. A name in ``SHIPPED_POLICIES`` (or a shipped network) whose
     file is missing is a
     FileNotFoundError saying where it was looked for."""
     path = Path(checkpoint)
@@ -297,7 +305,7 @@ def resolve_checkpoint(checkpoint: str | Path) -> Path:
         repo = _ROOT / path
         if repo.exists():
             return repo
-    if not path.exists() and str(checkpoint) in (*SHIPPED_POLICIES, SHIPPED_NETWORK):
+    if not path.exists() and str(checkpoint) in (*SHIPPED_POLICIES, *SHIPPED_NETWORKS):
         raise _missing(str(checkpoint))
     if not path.exists():
         raise FileNotFoundError(f"PPO checkpoint {str(checkpoint)!r} is neither a file nor a "
@@ -331,8 +339,9 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     5-player Hearts without passing, while the Smoorverliefd variants
     (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
     policy misleads the search (measured in the README's "Agents' strength"), and
-    ``prior="auto"`` plays the one network, ``SHIPPED_NETWORK``, which is never one of
-    these (it was trained on every rule set, ``"game": "all"``).
+    ``prior="auto"`` plays the variants' network, ``SHIPPED_NETWORK``; neither it nor
+    ``PLAIN_NETWORK`` is ever one of these (they were trained on every rule set,
+    ``"game": "all"``).
 
     The checkpoints of ``SHIPPED_POLICIES`` take part by their listed training rules
     even when their files are missing: a rule set whose policy is one of those is then a
@@ -348,6 +357,20 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     if name in missing:
         raise _missing(name)
     return name
+
+
+def plain_rule_set(rules: Rules) -> str | None:
+    """The plain rule set (a preset's name) whose tricks ``rules`` plays, where a
+    specialist of ``SHIPPED_POLICIES`` was trained on those tricks (by their listed
+    training rules, whether or not the files are there: ``shipped_policy_for`` maps
+    ``rules`` to one): ``"smoorverliefd"``, ``"hearts"`` (with passing) or
+    ``"hearts_no_passing"``; else None (the Smoorverliefd variants, Hearts' queen
+    options)."""
+    if _policy_for(rules, SHIPPED_POLICIES, related=True) is None:
+        return None
+    if rules.is_hearts:
+        return "hearts" if rules.passing else "hearts_no_passing"
+    return "smoorverliefd"
 
 
 def _policy_for(rules: Rules, trained: dict[str, Mapping[str, Any]], related: bool

@@ -5,8 +5,8 @@ Generation g (1, 2, ...):
 
 1. **Label.** The teacher, ``ismcts`` with generation g-1's network as its prior
    (generation 1: ``--teacher``, by default today's ``ismcts``, ``prior="auto"``, the
-   shipped policies; ``ismcts:prior=specialists`` was the default teacher of the run
-   that made ``dmc_all``'s warm start, before ``dmc_all`` shipped), plays every
+   shipped policies and networks; ``ismcts:prior=specialists`` was the default teacher
+   of the run that made ``dmc_all``'s warm start, before the networks shipped), plays every
    seat of batched self-play (``SelfPlayVectorEnv``, ``agents.training.expert``) in every
    rule set and player count of ``--rule-sets`` x ``--players``, the tables taking turns
    one step each, until ``--decisions`` decisions are labelled: each with the search's

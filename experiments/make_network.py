@@ -1,7 +1,8 @@
-"""Make the shipped one network, ``dmc_all``, from scratch, and compare it with the shipped
-file.
+"""Make a shipped network trained on every rule set from scratch, and compare it with the
+shipped file.
 
-Two steps, each the command ``agents/checkpoints/dmc_all.json`` records (``command_today``):
+``dmc_all`` (``--network dmc_all``, the default): two steps, each the command
+``agents/checkpoints/dmc_all.json`` records (``command_today``):
 
 1. ``experiments.expert_iteration``, one generation: today's ``ismcts`` with the
    specialist priors (``prior=specialists``) labels 100,000 decisions of self-play in
@@ -11,12 +12,18 @@ Two steps, each the command ``agents/checkpoints/dmc_all.json`` records (``comma
 2. ``experiments.dmc``, 200 iterations of Deep Monte Carlo self-play from it (26
    million decisions, about 55 minutes on one core).
 
-Then the network of the last iteration is compared, weight by weight, with the shipped
-``dmc_all.pt``: the same weights (exit status 0), or the largest difference (1). Given
-again after a stop, each step goes on from its files (expert iteration from its labels
-and checkpoint, DMC from its last saved state); a finished step says so.
+``dmc3_it1000`` (``--network dmc3_it1000``): those two, then a third
+(``agents/checkpoints/dmc3_it1000.json``): DMC run 3 from the second step's network, its
+2,000-iteration schedule stopped after iteration 1,000 (``--stop-at``; 130 million
+decisions, about 4 hours on one core).
 
-    python -m experiments.make_network                       # into runs/dmc_all
+Then the network of the last step is compared, weight by weight, with the shipped file:
+the same weights (exit status 0), or the largest difference (1). Given again after a
+stop, each step goes on from its files (expert iteration from its labels and checkpoint,
+DMC from its last saved state); a finished step says so.
+
+    python -m experiments.make_network                       # dmc_all, into runs/dmc_all
+    python -m experiments.make_network --network dmc3_it1000    # into runs/dmc3_it1000
 """
 
 from __future__ import annotations
@@ -28,33 +35,60 @@ from pathlib import Path
 import numpy as np
 
 from agents.evaluation.runs import checked_command
-from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK, read_checkpoint
+from agents.ppo import CHECKPOINT_DIR, PLAIN_NETWORK, SHIPPED_NETWORK, read_checkpoint
 
 #: The command's name in its usage and error lines.
 PROG = "python -m experiments.make_network"
 
 
+#: The networks this command makes.
+NETWORKS = (SHIPPED_NETWORK, PLAIN_NETWORK)
+
+
 @dataclass
 class Args:
-    out_dir: str = "runs/dmc_all"
-    """the folder of both steps (``ei/`` and ``dmc/`` in it); made if missing"""
+    network: str = SHIPPED_NETWORK
+    """the shipped network to make: 'dmc_all' (two steps) or 'dmc3_it1000' (three)"""
+    out_dir: str = ""
+    """the folder of the steps (``ei/``, ``dmc/`` and ``dmc3/`` in it; '': runs/<network>);
+    made if missing"""
     progress: bool = True
     """progress bars"""
 
     def check(self) -> None:
-        if Path(self.out_dir).is_file():
-            raise ValueError(f"--out-dir {self.out_dir} is a file")
+        if self.network not in NETWORKS:
+            raise ValueError(f"--network must be one of {', '.join(NETWORKS)}, got "
+                             f"{self.network!r}")
+        if self.folder().is_file():
+            raise ValueError(f"--out-dir {self.folder()} is a file")
+
+    def folder(self) -> Path:
+        """The folder of the steps."""
+        return Path(self.out_dir or f"runs/{self.network}")
 
 
 def steps(args: Args) -> list[tuple[str, list[str]]]:
-    """The two steps: (module, argv) each."""
-    folder = Path(args.out_dir)
+    """The steps that make ``args.network``: (module, argv) each."""
+    folder = args.folder()
     progress = [] if args.progress else ["--no-progress"]
-    return [("expert_iteration", ["--out-dir", str(folder / "ei"), "--generations", "1",
+    made = [("expert_iteration", ["--out-dir", str(folder / "ei"), "--generations", "1",
                                   "--decisions", "100000", "--init", "", "--card-head", "64",
                                   "--teacher", "ismcts:prior=specialists", *progress]),
             ("dmc", ["--init", str(folder / "ei" / "gen1.pt"), "--iterations", "200",
                      "--targets", "rest", "--out-dir", str(folder / "dmc"), *progress])]
+    if args.network == PLAIN_NETWORK:
+        made.append(("dmc", ["--init", str(folder / "dmc" / "it200.pt"), "--targets", "rest",
+                             "--learning-rate", "1e-4", "--iterations", "2000", "--seed",
+                             "920", "--save-every", "50", "--stop-at", "1000", "--out-dir",
+                             str(folder / "dmc3"), *progress]))
+    return made
+
+
+def made_file(args: Args) -> Path:
+    """The checkpoint the last step writes: the network ``steps`` make."""
+    if args.network == PLAIN_NETWORK:
+        return args.folder() / "dmc3" / "it1000.pt"
+    return args.folder() / "dmc" / "it200.pt"
 
 
 def compare(made: Path, shipped: Path) -> float:
@@ -81,8 +115,8 @@ def run(args: Args) -> float:
             raise KeyboardInterrupt
         if status:
             raise ValueError(f"experiments.{module} stopped with exit status {status}")
-    made = Path(args.out_dir) / "dmc" / "it200.pt"
-    shipped = CHECKPOINT_DIR / f"{SHIPPED_NETWORK}.pt"
+    made = made_file(args)
+    shipped = CHECKPOINT_DIR / f"{args.network}.pt"
     difference = compare(made, shipped)
     print(f"{made}: " + ("the same weights as the shipped " if difference == 0.0 else
                          f"differs from the shipped (largest difference {difference:.3g}): ")

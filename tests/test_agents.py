@@ -127,7 +127,7 @@ def test_spec_values_are_read_as_their_option_s_type():
     assert list(made) == ["random", "greedy"] and isinstance(made["greedy"], GreedyAgent)
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=nope': PPO checkpoint "
                                          r"'nope' is neither a file nor a shipped checkpoint "
-                                         r"name \(dmc_all, ppo_hearts"):
+                                         r"name \(dmc3_it1000, dmc_all, ppo_hearts"):
         build_agents(["random", "ppo:checkpoint=nope"])
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=.*README.md': .* is not a "
                                          r"torch.save file"):
@@ -1136,7 +1136,8 @@ def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
 
 
 def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
-    """ismcts:prior=ppo (the default: prior=auto, here ppo_hearts): weight 0 searches
+    """ismcts:prior=ppo (here ppo_hearts; the default prior=auto plays dmc3_it1000 in
+    Hearts, a steering prior too): weight 0 searches
     exactly as ismcts without a prior; a huge weight sends
     every walk at the root to the policy's move, so that is the most visited one; a
     moderate weight changes some choices; a prior without log-probabilities is an error."""
@@ -1218,17 +1219,19 @@ def test_prior_auto_prefers_a_related_checkpoint_trained_at_the_player_count(
 
 
 def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
-    """prior="auto" plays, in each rule set, the shipped checkpoint trained on it (Hearts
-    with passing at 4 players: ppo_hearts, at 5: ppo_hearts5; Smoorverliefd at 3, 4, 5:
-    ppo_smoorverliefd), else one trained on the same tricks, at the same player count
-    first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5; at 3 players,
-    ppo_hearts), and none of those where rules of play or scoring differ (the
-    Smoorverliefd variants, Hearts' queen options): there the one network plays (the
-    same choices as naming it)."""
+    """``shipped_policy_for`` maps each rule set to the shipped checkpoint trained on it
+    (Hearts with passing at 4 players: ppo_hearts, at 5: ppo_hearts5; Smoorverliefd at
+    3, 4, 5: ppo_smoorverliefd), else to one trained on the same tricks, at the same
+    player count first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5;
+    at 3 players, ppo_hearts), and to none where rules of play or scoring differ (the
+    Smoorverliefd variants, Hearts' queen options). ``prior="auto"`` plays by the table
+    (docs/agents.md): the specialist in plain Smoorverliefd, the network dmc3_it1000 in
+    Hearts, the one network dmc_all where no specialist was trained: the same choices as
+    naming them."""
     from agents.ppo import shipped_policy_for
 
     hearts = Rules(game="hearts", num_players=4)
-    expected = {  # rules: (auto, trained on exactly these rules)
+    expected = {  # rules: (related, trained on exactly these rules)
         hearts: ("ppo_hearts", "ppo_hearts"),
         hearts.replace(target_score=None): ("ppo_hearts", "ppo_hearts"),
         hearts.replace(num_players=3): ("ppo_hearts", None),
@@ -1247,8 +1250,10 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     for rules, (related, exact) in expected.items():
         assert shipped_policy_for(rules) == related, rules
         assert shipped_policy_for(rules, related=False) == exact, rules
-    for rules, spec in ((Rules(game="hearts", num_players=4, target_score=None),
-                         "ppo:checkpoint=ppo_hearts"),
+    for rules, spec in ((Rules(num_players=4, target_score=None),
+                         "ppo:checkpoint=ppo_smoorverliefd"),
+                        (Rules(game="hearts", num_players=4, target_score=None),
+                         "ppo:checkpoint=dmc3_it1000"),
                         (Rules(num_players=4, trump_hearts=True, target_score=None),
                          "ppo:checkpoint=dmc_all")):
         engine = random_positions(rules, 16, seed=6)
@@ -1294,6 +1299,45 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
     default, table, heavy = (build_agent(explicit.format(w)).act(obs, np.random.default_rng(1))
                              for w in (0.3, NETWORK_WEIGHTS[variant], 20.0))
     assert (default != table).any() and (table != heavy).any()
+
+
+@pytest.mark.parametrize("name,players", [("smoorverliefd", 4), ("hearts", 4),
+                                          ("hearts_no_passing", 3)])
+def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, players):
+    """In a plain rule set (Smoorverliefd, Hearts with or without passing) ``ismcts``'s
+    defaults search with a steering prior (a UCB root, the seat's own points): the plain
+    network ``dmc3_it1000`` at the table's weight where ``PLAIN_NETWORK_WEIGHTS`` names
+    the rule set, else its specialist at 0.3: the same moves as naming them. A given
+    ``prior_weight`` replaces the table's; ``prior="specialists"`` plays the specialist."""
+    from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS
+    from agents.ppo import PLAIN_NETWORK, plain_rule_set, shipped_policy_for
+    from smoor_env import preset
+
+    rules = preset(name, players)
+    assert plain_rule_set(rules) == name
+    specialist = shipped_policy_for(rules)
+    small = "iterations=64,walks=16,seed_worlds=8"
+    steering = "ismcts:" + small + ",root=ucb,value=own,prior=ppo:checkpoint={},prior_weight={}"
+    engine = random_positions(rules, 40, seed=5)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+
+    def same(auto: str, named: str) -> None:
+        np.testing.assert_array_equal(
+            build_agent(auto).act(obs, np.random.default_rng(1)),
+            build_agent(named).act(obs, np.random.default_rng(1)), err_msg=auto)
+
+    monkeypatch.setitem(PLAIN_NETWORK_WEIGHTS, name, 3.0)  # the table's row
+    same(f"ismcts:{small}", steering.format(PLAIN_NETWORK, 3.0))
+    same(f"ismcts:{small},prior_weight=20.0", steering.format(PLAIN_NETWORK, 20.0))
+    same(f"ismcts:{small},prior=specialists", steering.format(specialist, DEFAULT_PRIOR_WEIGHT))
+    monkeypatch.delitem(PLAIN_NETWORK_WEIGHTS, name)  # not in the table: the specialist
+    same(f"ismcts:{small}", steering.format(specialist, DEFAULT_PRIOR_WEIGHT))
+    # and the two priors, and the weights 0.3 and 3.0, tell apart: some choice differs
+    network, trained, light = (
+        build_agent(steering.format(net, weight)).act(obs, np.random.default_rng(1))
+        for net, weight in ((PLAIN_NETWORK, 3.0), (specialist, 3.0), (PLAIN_NETWORK, 0.3)))
+    assert (network != trained).any() and (network != light).any()
 
 
 def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:

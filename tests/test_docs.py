@@ -202,6 +202,33 @@ def test_the_games_table_gives_every_preset_with_its_rules_field():
 # ------------------------------------------------------------------------ agents
 
 
+def test_the_prior_table_is_what_prior_auto_plays():
+    """docs/agents.md's table of ``prior="auto"`` names, in each row, the checkpoint and
+    the weight ``agents.mc.table_prior`` gives in every rule set of that row."""
+    from agents.mc import table_prior
+
+    def every(*names: str) -> list[Rules]:
+        return [PRESETS[name].rules(players, PRESETS[name].matches_only)
+                for name in names for players in PRESETS[name].players]
+
+    members = {
+        "Smoorverliefd, 3-5 players": every("smoorverliefd"),
+        "Hearts, 3-5 players, with or without passing": every("hearts", "hearts_no_passing"),
+        "Blinde Liefde, Partner, Kleine Liefde": every("bidding", "partners", "pip_scoring"),
+        "met Troef": every("trump_hearts"),
+        "Cupid's Arrow": every("cupids_arrow"),
+        "any other (several variants at once, Hearts' queen options)": [
+            Rules(num_players=4, trump_hearts=True, bidding=True),
+            Rules(game="hearts", num_players=4, queen_breaks_hearts=True)]}
+    rows = {row[0]: row for row in table_rows(read(DOCS / "agents.md"), "## Shipped policies")}
+    assert set(rows) == set(members)
+    for name, rule_sets in members.items():
+        for rules in rule_sets:
+            checkpoint, weight, _ = table_prior(rules)
+            assert rows[name][1] == f"`{checkpoint}`", (name, rules)
+            assert re.match(r"[\d.]+", rows[name][2]).group() == str(weight), (name, rules)
+
+
 def agent_table(path: Path, heading: str) -> dict[str, str]:
     """{agent name: its options cell} from the agents table under ``heading``."""
     return {re.fullmatch(r"`(\w+)`", r[0]).group(1): r[2]

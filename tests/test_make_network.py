@@ -1,6 +1,6 @@
-"""``experiments.make_network``: the one command that makes the shipped ``dmc_all`` from
-scratch is the record's two commands, and it compares what it made with the shipped
-file weight by weight. (The full run takes over an hour: not a test.)"""
+"""``experiments.make_network``: the one command that makes a shipped network (``dmc_all``,
+``dmc3_it1000``) from scratch is the record's commands, and it compares what it made with
+the shipped file weight by weight. (The full runs take hours: not a test.)"""
 
 from __future__ import annotations
 
@@ -16,29 +16,46 @@ torch = pytest.importorskip("torch")
 
 import tyro  # noqa: E402
 
-from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK  # noqa: E402
+from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK, SHIPPED_NETWORKS  # noqa: E402
 from experiments import dmc, expert_iteration, make_network  # noqa: E402
 
 SHIPPED = CHECKPOINT_DIR / f"{SHIPPED_NETWORK}.pt"
 
 
-def test_its_steps_are_the_commands_the_networks_record_gives():
-    record = json.loads(SHIPPED.with_suffix(".json").read_text())
-    args = make_network.Args(out_dir="runs/ei2", progress=True)
-    (ei_module, ei_argv), (dmc_module, dmc_argv) = make_network.steps(args)
+@pytest.mark.parametrize("network", SHIPPED_NETWORKS)
+def test_its_steps_are_the_commands_the_networks_record_gives(network):
+    record = json.loads((CHECKPOINT_DIR / f"{network}.json").read_text())
+    args = make_network.Args(network=network, out_dir="runs/x", progress=True)
+    made = make_network.steps(args)
     recorded = [shlex.split(step["command_today"]) for step in record["made_by"]]
-    assert recorded[0][:3] == ["python", "-m", f"experiments.{ei_module}"]
-    assert recorded[1][:3] == ["python", "-m", f"experiments.{dmc_module}"]
-    as_dict = [dict(zip(argv[::2], argv[1::2], strict=True)) for argv in (ei_argv, dmc_argv)]
-    assert as_dict[0] == {**dict(zip(recorded[0][3::2], recorded[0][4::2], strict=True)),
-                          "--out-dir": "runs/ei2/ei"}
-    assert as_dict[1] == {**dict(zip(recorded[1][3::2], recorded[1][4::2], strict=True)),
-                          "--init": "runs/ei2/ei/gen1.pt", "--out-dir": "runs/ei2/dmc"}
-    # and both parse, with their settings accepted, as their commands read them (DMC's
-    # warm start exists once the first step has run: here, a stand-in)
-    tyro.cli(expert_iteration.Args, args=ei_argv).check()
-    start = dmc_argv.index("--init") + 1
-    tyro.cli(dmc.Args, args=[*dmc_argv[:start], str(SHIPPED), *dmc_argv[start + 1:]]).check()
+    assert len(made) == len(recorded)
+    # each step's files in a folder of its own; each starts from the step before's network
+    folders = ["runs/x/ei", "runs/x/dmc", "runs/x/dmc3"]
+    starts = ["", "runs/x/ei/gen1.pt", "runs/x/dmc/it200.pt"]
+    for k, ((module, argv), typed) in enumerate(zip(made, recorded, strict=True)):
+        assert typed[:3] == ["python", "-m", f"experiments.{module}"]
+        ours = dict(zip(argv[::2], argv[1::2], strict=True))
+        theirs = dict(zip(typed[3::2], typed[4::2], strict=True))
+        assert ours == {**theirs, "--out-dir": folders[k], "--init": starts[k]}, k
+    # the last step writes the network compared
+    last = made[-1][1]
+    assert make_network.made_file(args).parent == Path(last[last.index("--out-dir") + 1])
+    # and each parses, with its settings accepted, as its command reads it (a warm start
+    # exists once the step before has run: here, a stand-in)
+    for module, argv in made:
+        if module == "expert_iteration":
+            tyro.cli(expert_iteration.Args, args=argv).check()
+        else:
+            start = argv.index("--init") + 1
+            tyro.cli(dmc.Args, args=[*argv[:start], str(SHIPPED), *argv[start + 1:]]).check()
+
+
+def test_the_network_made_by_default_is_dmc_all_into_its_own_folder(capsys):
+    args = make_network.Args()
+    assert args.network == SHIPPED_NETWORK and args.folder() == Path("runs/dmc_all")
+    assert make_network.Args(network="dmc3_it1000").folder() == Path("runs/dmc3_it1000")
+    assert make_network.main(["--network", "dmc_9"]) == 2
+    assert "--network must be one of dmc_all, dmc3_it1000, got 'dmc_9'" in capsys.readouterr().err
 
 
 def test_compare_finds_the_same_weights_and_a_changed_one(tmp_path: Path):
@@ -55,7 +72,10 @@ def test_compare_finds_the_same_weights_and_a_changed_one(tmp_path: Path):
         make_network.compare(tmp_path / "fewer.pt", SHIPPED)
 
 
-def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("network", SHIPPED_NETWORKS)
+def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeypatch, capsys,
+                                                               network):
+    shipped = CHECKPOINT_DIR / f"{network}.pt"
     calls = []
 
     def fake(module):
@@ -65,26 +85,31 @@ def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeyp
             if module == "dmc":  # the network DMC's last iteration would write
                 out = Path(argv[argv.index("--out-dir") + 1])
                 out.mkdir(parents=True)
-                shutil.copy(SHIPPED, out / "it200.pt")
+                last = argv[argv.index("--stop-at") + 1] if "--stop-at" in argv else \
+                    argv[argv.index("--iterations") + 1]
+                shutil.copy(SHIPPED if out.name == "dmc" else shipped, out / f"it{last}.pt")
             return 0
         return main
 
     monkeypatch.setattr(expert_iteration, "main", fake("expert_iteration"))
     monkeypatch.setattr(dmc, "main", fake("dmc"))
-    assert make_network.main(["--out-dir", str(tmp_path), "--no-progress"]) == 0
-    assert [module for module, _ in calls] == ["expert_iteration", "dmc"]
+    argv = ["--network", network, "--out-dir", str(tmp_path), "--no-progress"]
+    assert make_network.main(argv) == 0
+    steps = ["expert_iteration", "dmc"] + (["dmc"] if network != SHIPPED_NETWORK else [])
+    assert [module for module, _ in calls] == steps
     assert "the same weights as the shipped" in capsys.readouterr().out
     # other weights: said so, exit status 1
-    data = torch.load(SHIPPED, weights_only=True)
+    made = make_network.made_file(make_network.Args(network=network, out_dir=str(tmp_path)))
+    data = torch.load(shipped, weights_only=True)
     name = next(iter(data["model"]))
     data["model"][name] = data["model"][name] + 1.0
-    torch.save(data, tmp_path / "dmc" / "it200.pt")
+    torch.save(data, made)
     monkeypatch.setattr(dmc, "main", lambda argv: 0)  # a finished run: nothing to do
-    assert make_network.main(["--out-dir", str(tmp_path), "--no-progress"]) == 1
+    assert make_network.main(argv) == 1
     assert "differs from the shipped (largest difference 1)" in capsys.readouterr().out
     # a step that stops is the command's stop
     monkeypatch.setattr(dmc, "main", lambda argv: 130)
-    assert make_network.main(["--out-dir", str(tmp_path)]) == 130
+    assert make_network.main(argv) == 130
     monkeypatch.setattr(dmc, "main", lambda argv: 2)
-    assert make_network.main(["--out-dir", str(tmp_path)]) == 2
+    assert make_network.main(argv) == 2
     assert "experiments.dmc stopped with exit status 2" in capsys.readouterr().err

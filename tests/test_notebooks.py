@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from agents.ppo import SHIPPED_NETWORK, SHIPPED_POLICIES, shipped_checkpoints
+from agents.ppo import SHIPPED_NETWORKS, SHIPPED_POLICIES, shipped_checkpoints
 from experiments.win_rates import Args, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,9 +104,9 @@ def test_the_stored_agents_notebook_lists_the_shipped_checkpoints():
     listed = re.search(r"(\d+) shipped checkpoints: (\[.*?\])", stored_text("agents.ipynb"))
     assert listed, "run `make notebooks`"
     assert ast.literal_eval(listed.group(2)) == sorted(SHIPPED_POLICIES)
-    assert sorted([*SHIPPED_POLICIES, SHIPPED_NETWORK]) == shipped_checkpoints()
+    assert sorted([*SHIPPED_POLICIES, *SHIPPED_NETWORKS]) == shipped_checkpoints()
     assert int(listed.group(1)) == len(SHIPPED_POLICIES)
-    assert f"the one network {SHIPPED_NETWORK!r}" in stored_text("agents.ipynb")
+    assert f"the networks {list(SHIPPED_NETWORKS)}" in stored_text("agents.ipynb")
     for name in SHIPPED_POLICIES:  # and draws each one's curve
         assert f"  {name}: " in stored_text("agents.ipynb")
 

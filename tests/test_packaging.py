@@ -16,6 +16,7 @@ import pytest
 
 import agents.ppo as ppo
 from agents import make_agent
+from agents.mc import table_prior
 from smoor_env import Engine, Rules
 from smoor_env.core.presets import PRESETS
 from smoor_env.observation import observe
@@ -25,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_shipped_checkpoints_are_package_data_of_agents() -> None:
     assert ppo.CHECKPOINT_DIR == ROOT / "agents" / "checkpoints"
-    # a new shipped checkpoint goes into SHIPPED_POLICIES (or is the one network), so
-    # that its absence is an error
-    assert set(ppo.shipped_checkpoints()) == {*ppo.SHIPPED_POLICIES, ppo.SHIPPED_NETWORK}
+    # a new shipped checkpoint goes into SHIPPED_POLICIES (or SHIPPED_NETWORKS), so that
+    # its absence is an error
+    assert set(ppo.shipped_checkpoints()) == {*ppo.SHIPPED_POLICIES, *ppo.SHIPPED_NETWORKS}
     for name in ppo.shipped_checkpoints():
         assert (ppo.CHECKPOINT_DIR / f"{name}.json").is_file(), name
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -46,20 +47,23 @@ def test_the_listed_training_rules_are_the_checkpoints(name: str) -> None:
     assert {key: args[key] for key in listed} == listed
 
 
-def test_the_one_network_was_trained_on_every_rule_set_and_is_no_specialist() -> None:
-    """``dmc_all`` is the file its record names (sha256), trained on all 7 single-round
-    rule sets at 3, 4 and 5 players; ``shipped_policy_for`` never maps a rule set to it."""
+@pytest.mark.parametrize("name", ppo.SHIPPED_NETWORKS)
+def test_the_networks_were_trained_on_every_rule_set_and_are_no_specialists(name) -> None:
+    """``dmc_all`` and ``dmc3_it1000`` are the files their records name (sha256), trained
+    on all 7 single-round rule sets at 3, 4 and 5 players; ``shipped_policy_for`` never
+    maps a rule set to them."""
     import hashlib
     import json
 
-    path = ppo.CHECKPOINT_DIR / f"{ppo.SHIPPED_NETWORK}.pt"
+    path = ppo.CHECKPOINT_DIR / f"{name}.pt"
     record = json.loads(path.with_suffix(".json").read_text())
+    assert record["network"] == name
     assert record["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     args = ppo.read_checkpoint(path)["args"]
     assert args["game"] == "all" and args["players"] == [3, 4, 5]
     assert set(args["rule_sets"]) == {name for name, preset in PRESETS.items()
                                       if not preset.matches_only}
-    assert ppo.SHIPPED_NETWORK not in {ppo.shipped_policy_for(rules) for rules in rule_sets()}
+    assert name not in {ppo.shipped_policy_for(rules) for rules in rule_sets()}
 
 
 def rule_sets() -> list[Rules]:
@@ -102,13 +106,14 @@ def test_ppo_by_name_without_its_file_says_which_and_where(no_checkpoints: Path)
 def test_prior_auto_without_the_files_is_an_error_in_every_rule_set(
         no_checkpoints: Path) -> None:
     """With the folder empty, every rule set is a FileNotFoundError naming the file of
-    its policy (by the mapping with the files present: a specialist, else the one
-    network) and the folder, for ``ismcts`` (prior="auto" by default) and ``mc``; with
-    ``prior="specialists"``, the rule sets without a specialist have no prior, as with
-    the files."""
+    its policy (by the table with the files present, ``table_prior``: the plain network,
+    a specialist or the one network) and the folder, for ``ismcts`` (prior="auto" by
+    default) and ``mc``; with ``prior="specialists"``, the rule sets without a specialist
+    have no prior, as with the files."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ppo, "CHECKPOINT_DIR", ROOT / "agents" / "checkpoints")
         with_files = {rules: ppo.shipped_policy_for(rules) for rules in rule_sets()}
+        auto = {rules: table_prior(rules)[0] for rules in rule_sets()}
     assert no_checkpoints == ppo.CHECKPOINT_DIR
     assert set(with_files.values()) == {None, *ppo.SHIPPED_POLICIES}
     for agent in (make_agent("ismcts"), make_agent("mc", prior="auto"),
@@ -120,7 +125,7 @@ def test_prior_auto_without_the_files_is_an_error_in_every_rule_set(
             with pytest.raises(FileNotFoundError) as error:
                 agent.prior_for(rules)
             message = str(error.value)
-            name = name or ppo.SHIPPED_NETWORK
+            name = name if agent.prior == "specialists" else auto[rules]
             assert f"no {name}.pt in {no_checkpoints}" in message, message
             assert f"prior={agent.prior!r}" in message
 

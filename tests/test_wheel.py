@@ -30,7 +30,8 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 from test_base_install import SCRIPTS, tiny_runs
 
-from agents.ppo import SHIPPED_NETWORK, SHIPPED_POLICIES, shipped_policy_for
+from agents.mc import table_prior
+from agents.ppo import SHIPPED_NETWORKS, SHIPPED_POLICIES, shipped_policy_for
 from smoor_env import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +114,7 @@ def test_the_wheel_holds_the_packages_and_the_shipped_policies(installed: Instal
         metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == set(PACKAGES)
-    for name in (*SHIPPED_POLICIES, SHIPPED_NETWORK):
+    for name in (*SHIPPED_POLICIES, *SHIPPED_NETWORKS):
         for suffix in (".pt", ".json"):
             assert f"agents/checkpoints/{name}{suffix}" in names
     # measurements (the training curves' plots and points) stay in the repository
@@ -159,10 +160,11 @@ def test_the_shipped_policies_play_by_name(installed: Installed) -> None:
 
         venv = Path(sys.prefix)
         assert ppo.CHECKPOINT_DIR.is_relative_to(venv), ppo.CHECKPOINT_DIR
-        assert set(ppo.shipped_checkpoints()) == {*ppo.SHIPPED_POLICIES, ppo.SHIPPED_NETWORK}
+        assert set(ppo.shipped_checkpoints()) == {*ppo.SHIPPED_POLICIES, *ppo.SHIPPED_NETWORKS}
         plays = [(make_agent("ppo"), Rules(num_players=4, target_score=None)),
-                 (make_agent("ppo", checkpoint=ppo.SHIPPED_NETWORK),
-                  Rules(num_players=3, bidding=True, target_score=None))]
+                 *((make_agent("ppo", checkpoint=name),
+                    Rules(num_players=3, bidding=True, target_score=None))
+                   for name in ppo.SHIPPED_NETWORKS)]
         for name, args in sorted(ppo.SHIPPED_POLICIES.items()):
             agent = make_agent("ppo", checkpoint=name)
             assert agent.train_args["game"] == args["game"]
@@ -186,28 +188,28 @@ def test_the_shipped_policies_play_by_name(installed: Installed) -> None:
 def test_prior_auto_is_a_shipped_policy_in_every_rule_set(installed: Installed) -> None:
     """In every preset at every player count, as rounds and as matches, ``ismcts``
     (``prior="auto"`` by default) and ``mc:prior=auto`` play the shipped policy the
-    checkout maps the rule set to, and the one network where it maps none (loaded from
-    the venv)."""
+    checkout's table gives the rule set (``table_prior``: the plain network, a
+    specialist, or the one network; loaded from the venv)."""
     expected = []
     for name, preset in PRESETS.items():
         for players in preset.players:
             for matches in (False, True):
                 if matches or not preset.matches_only:
-                    policy = shipped_policy_for(preset.rules(players, matches))
-                    expected.append([name, players, matches, policy])
-    assert {policy for *_, policy in expected} == {None, *SHIPPED_POLICIES}
+                    rules = preset.rules(players, matches)
+                    assert shipped_policy_for(rules) in {None, *SHIPPED_POLICIES}
+                    expected.append([name, players, matches, table_prior(rules)[0]])
+    assert {policy for *_, policy in expected} <= {*SHIPPED_POLICIES, *SHIPPED_NETWORKS}
     done = installed.python_code("""
         import json, sys
         from pathlib import Path
         from agents import make_agent
-        from agents.ppo import SHIPPED_NETWORK, resolve_checkpoint
+        from agents.ppo import resolve_checkpoint
         from smoor_env import preset
 
         searches = [make_agent("ismcts"), make_agent("mc", prior="auto")]
         found = 0
         for name, players, matches, policy in json.loads(sys.argv[1]):
             rules = preset(name, players, matches)
-            policy = policy or SHIPPED_NETWORK
             for search in searches:
                 prior = search.prior_for(rules)
                 assert prior is not None, (name, players, matches, policy)
