@@ -260,7 +260,7 @@ class MCAgent(SearchAgent):
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
             ``"auto"``: a shipped policy in every rule set by the table (``table_prior``:
-            ``dmc3_it1000`` in Hearts, the specialist in plain Smoorverliefd,
+            ``dmc3_it1000`` in plain Hearts, the specialist in plain Smoorverliefd,
             ``dmc_all`` elsewhere; docs/agents.md); ``"specialists"``: the checkpoints
             trained on the rule set or on the same tricks only, none elsewhere.
             Default None: the search's values alone.

@@ -15,7 +15,7 @@ shipped file.
 ``dmc3_it1000`` (``--network dmc3_it1000``): those two, then a third
 (``agents/checkpoints/dmc3_it1000.json``): DMC run 3 from the second step's network, its
 2,000-iteration schedule stopped after iteration 1,000 (``--stop-at``; 130 million
-decisions, about 4 hours on one core).
+decisions, 3 to 4 hours on one core).
 
 Then the network of the last step is compared, weight by weight, with the shipped file:
 the same weights (exit status 0), or the largest difference (1). Given again after a

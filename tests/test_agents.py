@@ -1226,8 +1226,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     at 3 players, ppo_hearts), and to none where rules of play or scoring differ (the
     Smoorverliefd variants, Hearts' queen options). ``prior="auto"`` plays by the table
     (docs/agents.md): the specialist in plain Smoorverliefd, the network dmc3_it1000 in
-    Hearts, the one network dmc_all where no specialist was trained: the same choices as
-    naming them."""
+    Hearts, the variants' network dmc_all where no specialist was trained: the same
+    choices as naming them."""
     from agents.ppo import shipped_policy_for
 
     hearts = Rules(game="hearts", num_players=4)
@@ -1263,6 +1263,7 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
         named = make_agent("mc", worlds=8, prior=spec, prior_weight=1.0)
         np.testing.assert_array_equal(auto.act(obs, np.random.default_rng(2)),
                                       named.act(obs, np.random.default_rng(2)))
+        assert f"ppo:checkpoint={auto.prior_for(rules).checkpoint}" == spec
 
 
 @pytest.mark.parametrize("variant", ["trump_hearts", "bidding", "partners", "pip_scoring",
@@ -1328,16 +1329,22 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
             build_agent(named).act(obs, np.random.default_rng(1)), err_msg=auto)
 
     monkeypatch.setitem(PLAIN_NETWORK_WEIGHTS, name, 3.0)  # the table's row
+    assert build_agent(f"ismcts:{small}").prior_for(rules).checkpoint == PLAIN_NETWORK
     same(f"ismcts:{small}", steering.format(PLAIN_NETWORK, 3.0))
     same(f"ismcts:{small},prior_weight=20.0", steering.format(PLAIN_NETWORK, 20.0))
     same(f"ismcts:{small},prior=specialists", steering.format(specialist, DEFAULT_PRIOR_WEIGHT))
     monkeypatch.delitem(PLAIN_NETWORK_WEIGHTS, name)  # not in the table: the specialist
     same(f"ismcts:{small}", steering.format(specialist, DEFAULT_PRIOR_WEIGHT))
-    # and the two priors, and the weights 0.3 and 3.0, tell apart: some choice differs
-    network, trained, light = (
-        build_agent(steering.format(net, weight)).act(obs, np.random.default_rng(1))
-        for net, weight in ((PLAIN_NETWORK, 3.0), (specialist, 3.0), (PLAIN_NETWORK, 0.3)))
+    # and the two priors, the weights 0.3 and 3.0, and the variants' search with the same
+    # prior (halved root, relative value: not steering) tell apart: some choice differs
+    halved = ("ismcts:" + small + ",root=halving,value=relative,"
+              "prior=ppo:checkpoint={},prior_weight={}")
+    network, trained, light, unsteered = (
+        build_agent(spec.format(net, weight)).act(obs, np.random.default_rng(1))
+        for spec, net, weight in ((steering, PLAIN_NETWORK, 3.0), (steering, specialist, 3.0),
+                                  (steering, PLAIN_NETWORK, 0.3), (halved, PLAIN_NETWORK, 3.0)))
     assert (network != trained).any() and (network != light).any()
+    assert (network != unsteered).any()
 
 
 def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:

@@ -224,9 +224,11 @@ def test_the_prior_table_is_what_prior_auto_plays():
     assert set(rows) == set(members)
     for name, rule_sets in members.items():
         for rules in rule_sets:
-            checkpoint, weight, _ = table_prior(rules)
+            checkpoint, weight, steers = table_prior(rules)
             assert rows[name][1] == f"`{checkpoint}`", (name, rules)
             assert re.match(r"[\d.]+", rows[name][2]).group() == str(weight), (name, rules)
+            assert rows[name][3] == ("UCB root / own points" if steers else
+                                     "halved root / relative"), (name, rules)
 
 
 def agent_table(path: Path, heading: str) -> dict[str, str]:
