@@ -35,14 +35,16 @@ from pathlib import Path
 import numpy as np
 
 from agents.evaluation.runs import checked_command
-from agents.ppo import CHECKPOINT_DIR, PLAIN_NETWORK, SHIPPED_NETWORK, read_checkpoint
+from agents.ppo import (
+    CHECKPOINT_DIR,
+    PLAIN_NETWORK,
+    SHIPPED_NETWORK,
+    SHIPPED_NETWORKS,
+    read_checkpoint,
+)
 
 #: The command's name in its usage and error lines.
 PROG = "python -m experiments.make_network"
-
-
-#: The networks this command makes.
-NETWORKS = (SHIPPED_NETWORK, PLAIN_NETWORK)
 
 
 @dataclass
@@ -56,8 +58,8 @@ class Args:
     """progress bars"""
 
     def check(self) -> None:
-        if self.network not in NETWORKS:
-            raise ValueError(f"--network must be one of {', '.join(NETWORKS)}, got "
+        if self.network not in SHIPPED_NETWORKS:
+            raise ValueError(f"--network must be one of {', '.join(SHIPPED_NETWORKS)}, got "
                              f"{self.network!r}")
         if self.folder().is_file():
             raise ValueError(f"--out-dir {self.folder()} is a file")
@@ -85,10 +87,10 @@ def steps(args: Args) -> list[tuple[str, list[str]]]:
 
 
 def made_file(args: Args) -> Path:
-    """The checkpoint the last step writes: the network ``steps`` make."""
-    if args.network == PLAIN_NETWORK:
-        return args.folder() / "dmc3" / "it1000.pt"
-    return args.folder() / "dmc" / "it200.pt"
+    """The checkpoint the last step (a DMC run) writes last: the network ``steps`` make."""
+    _, argv = steps(args)[-1]
+    last = "--stop-at" if "--stop-at" in argv else "--iterations"
+    return Path(argv[argv.index("--out-dir") + 1]) / f"it{argv[argv.index(last) + 1]}.pt"
 
 
 def compare(made: Path, shipped: Path) -> float:
