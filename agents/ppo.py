@@ -74,8 +74,8 @@ SHIPPED_NETWORK = "dmc_all"
 #: A second network trained on every rule set (DMC run 3, iteration 1,000 of its 2,000,
 #: from ``dmc_all``), the prior of ``prior="auto"`` in the plain rule sets where a
 #: measurement put it in place of the specialist (``agents.mc.PLAIN_NETWORK_WEIGHTS``).
-#: Until run 3's end picks one network for every rule set, both ship. Not a policy of
-#: ``shipped_policy_for``.
+#: Both ship: run 3's last checkpoint was not one network for every rule set
+#: (docs/results/2026-12-06-one-network-protocol.md). Not a policy of ``shipped_policy_for``.
 PLAIN_NETWORK = "dmc3_it1000"
 #: The networks the package ships besides the specialists.
 SHIPPED_NETWORKS = (SHIPPED_NETWORK, PLAIN_NETWORK)
