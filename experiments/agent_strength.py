@@ -19,6 +19,11 @@ decisions with more than one legal action: median and 95th percentile per rule s
 
     python -m experiments.agent_strength                       # defaults (~1 hour, 2 workers)
     python -m experiments.agent_strength --deals 8 --rule-sets hearts --players 4
+    python -m experiments.agent_strength --rule-sets hearts --rule-options queen_breaks_hearts=true
+
+``--rule-options`` sets ``Rules`` fields on every table (and on the timed games) beyond the
+presets, e.g. Hearts' queen options; an unknown field, a value of the wrong kind or an
+impossible combination is refused before anything is played.
 """
 
 from __future__ import annotations
@@ -53,6 +58,9 @@ class Args:
         "smoorverliefd", "trump_hearts", "bidding", "partners", "pip_scoring", "hearts",
         "hearts_no_passing"])
     """rule sets (names of smoor_env.PRESETS; partners: 4 players only)"""
+    rule_options: list[str] = field(default_factory=list)
+    """Rules fields set on every rule set, as field=value (true/false, an int, or none),
+    e.g. queen_never_first_trick=true"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts"""
     deals: int = 40
@@ -76,6 +84,51 @@ class Args:
             raise ValueError("--timing-decisions must be >= 0")
         if len(self.ladder) < 2:
             raise ValueError("--ladder needs at least two agents")
+        options = parse_rule_options(self.rule_options)
+        for rule_set in self.rule_sets:  # an unknown name, an impossible combination
+            for p in self.players:
+                if rule_set != "partners" or p == 4:
+                    table_rules(rule_set, p, options)
+
+
+#: The ``Rules`` fields a table sets itself, which ``--rule-options`` may not set.
+_TABLE_FIELDS = {
+    "game": "cannot change the game (use --rule-sets)",
+    "num_players": "cannot change the player count (use --players)",
+    "target_score": "cannot make matches (every game is a single round)",
+    "max_rounds": "cannot make matches (every game is a single round)"}
+
+
+def parse_rule_options(options: list[str]) -> dict[str, bool | int | None]:
+    """``{field: value}`` of ``--rule-options`` (``field=value``: true/false, an int, or
+    none), each field a ``Rules`` option given once; a ValueError names the bad entry."""
+    fields = {f.name for f in dataclasses.fields(Rules) if f.init} - set(_TABLE_FIELDS)
+    parsed: dict[str, bool | int | None] = {}
+    for option in options:
+        name, sep, text = option.partition("=")
+        if not sep or name not in fields or name in parsed:
+            why = ("is not field=value" if not sep else f"sets {name} twice" if name in parsed
+                   else _TABLE_FIELDS[name] if name in _TABLE_FIELDS
+                   else f"names no Rules option (known: {', '.join(sorted(fields))})")
+            raise ValueError(f"--rule-options {option!r} {why}")
+        low = text.lower()
+        if low in ("true", "false"):
+            parsed[name] = low == "true"
+        elif low == "none":
+            parsed[name] = None
+        else:
+            try:
+                parsed[name] = int(text)
+            except ValueError:
+                raise ValueError(f"--rule-options {option!r}: the value must be true, false, "
+                                 "an int or none") from None
+    return parsed
+
+
+def table_rules(rule_set: str, players: int, options: dict) -> Rules:
+    """One round of the preset ``rule_set`` at ``players`` with ``options`` set (validated
+    by ``Rules``: a ValueError names an impossible combination)."""
+    return preset(rule_set, players, matches=False).replace(**options)
 
 
 def interval(samples: np.ndarray) -> dict:
@@ -124,7 +177,9 @@ def tables(args: Args) -> list[dict]:
             if rule_set == "partners" and p != 4:
                 continue
             for k in range(len(args.ladder) - 1):
-                jobs.append({"rule_set": rule_set, "players": p, "weaker": args.ladder[k],
+                jobs.append({"rule_set": rule_set, "players": p,
+                             "rule_options": parse_rule_options(args.rule_options),
+                             "weaker": args.ladder[k],
                              "stronger": args.ladder[k + 1],
                              "seed": int(np.random.SeedSequence([args.seed, r, p, k])
                                          .generate_state(1)[0])})
@@ -134,7 +189,7 @@ def tables(args: Args) -> list[dict]:
 def play_table(job: dict, deals: int, batch: int) -> dict:
     """One ladder table: the stronger agent's advantage over the weaker, per deal."""
     t0 = time.perf_counter()
-    rules = preset(job["rule_set"], job["players"], matches=False)
+    rules = table_rules(job["rule_set"], job["players"], job["rule_options"])
     p = rules.num_players
     names = ("stronger", "weaker")
     agents = {role: make_agent(name, **options) for role, (name, options) in
@@ -151,11 +206,13 @@ def play_table(job: dict, deals: int, batch: int) -> dict:
             "advantage": interval(sign * (mean["stronger"] - mean["weaker"]))}
 
 
-def decision_times(spec: str, rule_set: str, decisions: int, seed: int) -> dict:
-    """Median and 95th percentile (ms) of one agent's decisions with a choice, B = 1."""
+def decision_times(spec: str, rule_set: str, decisions: int, seed: int,
+                   rule_options: dict | None = None) -> dict:
+    """Median and 95th percentile (ms) of one agent's decisions with a choice, B = 1, at
+    4 players (``rule_options``: fields set on the preset, as in the tables)."""
     name, options = parse_agent(spec)
     agent, others = make_agent(name, **options), make_agent("greedy")
-    rules = preset(rule_set, 4, matches=False)
+    rules = table_rules(rule_set, 4, rule_options or {})
     rng = np.random.default_rng(seed)
     engine = Engine(rules, 1)
     times: list[float] = []
@@ -177,7 +234,8 @@ def decision_times(spec: str, rule_set: str, decisions: int, seed: int) -> dict:
                 action = others.act(obs, rng)
             engine.step(action)
     ms = np.array(times) * 1e3
-    return {"agent": spec, "rule_set": rule_set, "players": 4, "decisions": len(ms),
+    return {"agent": spec, "rule_set": rule_set, "rule_options": rule_options or {},
+            "players": 4, "decisions": len(ms),
             "median_ms": float(np.median(ms)), "p95_ms": float(np.percentile(ms, 95))}
 
 
@@ -192,8 +250,7 @@ def format_row(row: dict) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
-    for rule_set in args.rule_sets:  # clear errors before anything is played
-        preset(rule_set, 4, matches=False)
+    rule_options = parse_rule_options(args.rule_options)  # checked by Args
     for spec in args.ladder:
         name, options = parse_agent(spec)
         make_agent(name, **options)
@@ -201,6 +258,9 @@ def main(argv: list[str] | None = None) -> dict:
     jobs = tables(args)
     print("advantage of the stronger agent, points per round [95% paired interval]; "
           "Hearts: penalty points saved", flush=True)
+    if rule_options:
+        print("every rule set with " + ", ".join(f"{k}={v}" for k, v in rule_options.items()),
+              flush=True)
     timing_jobs = [(spec, rule_set) for rule_set in args.rule_sets for spec in args.ladder
                    if args.timing_decisions]
 
@@ -209,7 +269,7 @@ def main(argv: list[str] | None = None) -> dict:
         if kind == "table":
             return play_table(jobs[k], args.deals, args.batch)
         spec, rule_set = timing_jobs[k]
-        return decision_times(spec, rule_set, args.timing_decisions, args.seed)
+        return decision_times(spec, rule_set, args.timing_decisions, args.seed, rule_options)
 
     units = [*(("table", k) for k in range(len(jobs))),
              *(("time", k) for k in range(len(timing_jobs)))]

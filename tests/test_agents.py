@@ -872,6 +872,50 @@ def test_agent_strength_times_every_agent_of_the_ladder(tmp_path):
     assert timed == [("random", "hearts", 3), ("greedy", "hearts", 3)]
 
 
+def test_agent_strength_plays_the_rule_options_it_is_given(tmp_path):
+    """--rule-options sets Rules fields on every table and timed game (Hearts' queen
+    options, which no preset has), and the JSON says so."""
+    from experiments import agent_strength
+
+    result = agent_strength.main([
+        "--ladder", "random", "greedy", "--rule-sets", "hearts", "--players", "4",
+        "--deals", "1", "--workers", "1", "--timing-decisions", "2",
+        "--rule-options", "queen_breaks_hearts=true", "passing=false",
+        "--out", str(tmp_path / "s.json")])
+    options = {"queen_breaks_hearts": True, "passing": False}
+    assert [row["rule_options"] for row in result["ladder"]] == [options]
+    assert [t["rule_options"] for t in result["decision_time"]] == [options, options]
+    assert result["args"]["rule_options"] == ["queen_breaks_hearts=true", "passing=false"]
+    rules = agent_strength.table_rules("hearts", 4, options)
+    assert rules.queen_breaks_hearts and not rules.passing and rules.target_score is None
+
+
+@pytest.mark.parametrize("options, message", [
+    (["queen_breaks_hearts"], "is not field=value"),
+    (["queen_break_hearts=true"], "names no Rules option"),
+    (["queen_breaks_hearts=maybe"], "must be true, false, an int or none"),
+    (["passing=false", "passing=true"], "sets passing twice"),
+    (["game=smoorverliefd"], "cannot change the game"),
+    (["trump_hearts=true"], "Smoorverliefd options cannot be used in Hearts"),
+    (["num_players=3"], "cannot change the player count"),
+    (["target_score=100"], "every game is a single round"),
+])
+def test_agent_strength_refuses_bad_rule_options_before_playing(tmp_path, capsys, options,
+                                                                message):
+    """A bad --rule-options entry is a usage error (exit 2) naming it; nothing is played."""
+    from experiments import agent_strength
+
+    out = tmp_path / "s.json"
+    argv = ["--ladder", "random", "greedy", "--rule-sets", "hearts", "--players", "4",
+            "--deals", "1", "--workers", "1", "--timing-decisions", "0",
+            "--rule-options", *options, "--out", str(out)]
+    with pytest.raises(SystemExit) as stop:
+        agent_strength.main(argv)
+    err = " ".join(capsys.readouterr().err.replace("│", " ").split())  # tyro wraps it
+    assert stop.value.code == 2 and message in err
+    assert not out.exists()
+
+
 # ------------------------------------------------------------ rollout policies
 @pytest.mark.parametrize("rules", RULE_SETS.values(), ids=RULE_SETS.keys())
 def test_greedy_rollout_plays_what_the_greedy_agent_plays(rules):
