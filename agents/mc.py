@@ -103,7 +103,9 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0
 #: (docs/results/2026-12-06-variant-prior-weights.md: 0.3 had the higher mean in every
 #: ladder variant; in met Troef it is still 0.05 points a round behind no prior there;
-#: Cupid's Arrow, in 4-player matches: docs/results/2026-12-06-cupids-arrow-prior-weight.md).
+#: Cupid's Arrow, in matches at 3-5 players:
+#: docs/results/2026-12-06-cupids-arrow-3-5-prior-weight.md, where 0.3 is 0.007 points a
+#: round behind no prior on the mean, within noise).
 #: A rule set of several variants at once (Smoorverliefd's options,
 #: ``GAME_ONLY_OPTIONS``), or Hearts with a queen option, gets ``DEFAULT_PRIOR_WEIGHT``,
 #: unmeasured.
