@@ -21,9 +21,10 @@ decisions with more than one legal action: median and 95th percentile per rule s
     python -m experiments.agent_strength --deals 8 --rule-sets hearts --players 4
     python -m experiments.agent_strength --rule-sets hearts --rule-options queen_breaks_hearts=true
 
-``--rule-options`` sets ``Rules`` fields on every table (and on the timed games) beyond the
-presets, e.g. Hearts' queen options; an unknown field, a value of the wrong kind or an
-impossible combination is refused before anything is played.
+``--rule-options`` sets rule flags on every table (and on the timed games) beyond the
+presets, e.g. Hearts' queen options; an unknown flag, a value other than true/false, a
+flag the preset sets or already has, or an impossible combination is refused before
+anything is played. Each row and timing records the rules it played (``Rules.to_dict``).
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ import tyro
 from agents import make_agent, parse_agent
 from agents.evaluation.backends import finished_units
 from agents.evaluation.duplicate import rotation_seating
-from agents.evaluation.runs import sigterm_interrupts
+from agents.evaluation.runs import code_fingerprint, sigterm_interrupts
 from agents.evaluation.stats import mean_interval
-from smoor_env import Engine, Rules, preset
+from smoor_env import PRESETS, Engine, Rules, preset
 from smoor_env.envs.agent_loop import play_agents
 from smoor_env.observation import observe
+from smoor_env.observation.layout import RULE_FLAGS
 
 
 @dataclass
@@ -59,8 +61,8 @@ class Args:
         "hearts_no_passing"])
     """rule sets (names of smoor_env.PRESETS; partners: 4 players only)"""
     rule_options: list[str] = field(default_factory=list)
-    """Rules fields set on every rule set, as field=value (true/false, an int, or none),
-    e.g. queen_never_first_trick=true"""
+    """rule flags set on every rule set, as field=true or field=false (flags the agents
+    see in the observation, not set by the preset), e.g. queen_never_first_trick=true"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts"""
     deals: int = 40
@@ -85,44 +87,45 @@ class Args:
         if len(self.ladder) < 2:
             raise ValueError("--ladder needs at least two agents")
         options = parse_rule_options(self.rule_options)
+        counts = {*self.players, *([4] if self.timing_decisions else [])}  # timed at 4
         for rule_set in self.rule_sets:  # an unknown name, an impossible combination
-            for p in self.players:
+            check_rule_options(rule_set, options)
+            for p in sorted(counts):
                 if rule_set != "partners" or p == 4:
                     table_rules(rule_set, p, options)
 
 
-#: The ``Rules`` fields a table sets itself, which ``--rule-options`` may not set.
-_TABLE_FIELDS = {
-    "game": "cannot change the game (use --rule-sets)",
-    "num_players": "cannot change the player count (use --players)",
-    "target_score": "cannot make matches (every game is a single round)",
-    "max_rounds": "cannot make matches (every game is a single round)"}
-
-
-def parse_rule_options(options: list[str]) -> dict[str, bool | int | None]:
-    """``{field: value}`` of ``--rule-options`` (``field=value``: true/false, an int, or
-    none), each field a ``Rules`` option given once; a ValueError names the bad entry."""
-    fields = {f.name for f in dataclasses.fields(Rules) if f.init} - set(_TABLE_FIELDS)
-    parsed: dict[str, bool | int | None] = {}
+def parse_rule_options(options: list[str]) -> dict[str, bool]:
+    """``{field: value}`` of ``--rule-options`` (``field=true`` or ``field=false``), each
+    a rule flag the agents see in the observation (``RULE_FLAGS``) given once; a
+    ValueError names the bad entry. (The point values, e.g. ``bid_bonus``, are not in
+    the observation: the searches would plan with the defaults, so they are refused.)"""
+    parsed: dict[str, bool] = {}
     for option in options:
         name, sep, text = option.partition("=")
-        if not sep or name not in fields or name in parsed:
+        if not sep or name not in RULE_FLAGS or name in parsed:
             why = ("is not field=value" if not sep else f"sets {name} twice" if name in parsed
-                   else _TABLE_FIELDS[name] if name in _TABLE_FIELDS
-                   else f"names no Rules option (known: {', '.join(sorted(fields))})")
+                   else f"names no rule flag the agents see (known: {', '.join(RULE_FLAGS)}; "
+                   "the game, player count and matches come from --rule-sets and --players)")
             raise ValueError(f"--rule-options {option!r} {why}")
-        low = text.lower()
-        if low in ("true", "false"):
-            parsed[name] = low == "true"
-        elif low == "none":
-            parsed[name] = None
-        else:
-            try:
-                parsed[name] = int(text)
-            except ValueError:
-                raise ValueError(f"--rule-options {option!r}: the value must be true, false, "
-                                 "an int or none") from None
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"--rule-options {option!r}: the value must be true or false")
+        parsed[name] = text.lower() == "true"
     return parsed
+
+
+def check_rule_options(rule_set: str, options: dict[str, bool]) -> None:
+    """A ValueError where ``options`` would rename the preset ``rule_set`` (set a field
+    the preset sets: use the other preset) or change nothing in it."""
+    own = PRESETS[rule_set].options if rule_set in PRESETS else {}
+    base = preset(rule_set, 4, matches=False)
+    for name, value in options.items():
+        if name in own:
+            raise ValueError(f"--rule-options {name}={str(value).lower()}: {rule_set} sets "
+                             f"{name} itself (choose the rule set with --rule-sets)")
+        if getattr(base, name) == value:
+            raise ValueError(f"--rule-options {name}={str(value).lower()} changes nothing in "
+                             f"{rule_set} (already {str(value).lower()})")
 
 
 def table_rules(rule_set: str, players: int, options: dict) -> Rules:
@@ -199,7 +202,8 @@ def play_table(job: dict, deals: int, batch: int) -> dict:
     mean = {role: pts[:, :, [k for k in range(p) if lineup[k] == role]].mean(axis=(1, 2))
             for role in names}  # (deals,) each
     sign = -1.0 if rules.is_hearts else 1.0
-    return {**job, "deals": deals, "lineup": [job[role] for role in lineup],
+    return {**job, "rules": rules.to_dict(), "deals": deals,
+            "lineup": [job[role] for role in lineup],
             "games": int(pts.shape[0] * pts.shape[1]), "seconds": time.perf_counter() - t0,
             "points_stronger": interval(mean["stronger"]),
             "points_weaker": interval(mean["weaker"]),
@@ -235,7 +239,7 @@ def decision_times(spec: str, rule_set: str, decisions: int, seed: int,
             engine.step(action)
     ms = np.array(times) * 1e3
     return {"agent": spec, "rule_set": rule_set, "rule_options": rule_options or {},
-            "players": 4, "decisions": len(ms),
+            "rules": rules.to_dict(), "players": 4, "decisions": len(ms),
             "median_ms": float(np.median(ms)), "p95_ms": float(np.percentile(ms, 95))}
 
 
@@ -295,6 +299,7 @@ def main(argv: list[str] | None = None) -> dict:
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__},
+        "code": code_fingerprint(),
         "seconds": time.perf_counter() - t0,
         "ladder": rows,
         "decision_time": timing,

@@ -872,43 +872,59 @@ def test_agent_strength_times_every_agent_of_the_ladder(tmp_path):
     assert timed == [("random", "hearts", 3), ("greedy", "hearts", 3)]
 
 
-def test_agent_strength_plays_the_rule_options_it_is_given(tmp_path):
-    """--rule-options sets Rules fields on every table and timed game (Hearts' queen
-    options, which no preset has), and the JSON says so."""
+def test_agent_strength_plays_the_rule_options_it_is_given(tmp_path, monkeypatch):
+    """--rule-options sets rule flags on every table and timed game (Hearts' queen
+    options, which no preset has): the engine is given those rules, and the JSON records
+    them and the code that played."""
+    from agents.evaluation.runs import code_fingerprint
     from experiments import agent_strength
 
+    played = []
+
+    class Recording(agent_strength.Engine):
+        def __init__(self, rules, *a, **k):
+            played.append(rules)
+            super().__init__(rules, *a, **k)
+
+    monkeypatch.setattr(agent_strength, "Engine", Recording)
     result = agent_strength.main([
-        "--ladder", "random", "greedy", "--rule-sets", "hearts", "--players", "4",
+        "--ladder", "random", "greedy", "--rule-sets", "hearts", "--players", "3",
         "--deals", "1", "--workers", "1", "--timing-decisions", "2",
         "--rule-options", "queen_breaks_hearts=true", "passing=false",
         "--out", str(tmp_path / "s.json")])
-    options = {"queen_breaks_hearts": True, "passing": False}
-    assert [row["rule_options"] for row in result["ladder"]] == [options]
-    assert [t["rule_options"] for t in result["decision_time"]] == [options, options]
+    assert {(r.num_players, r.queen_breaks_hearts, r.passing, r.target_score)
+            for r in played} == {(3, True, False, None), (4, True, False, None)}
+    rules = [row["rules"] for row in result["ladder"]]
+    rules += [t["rules"] for t in result["decision_time"]]
+    assert len(rules) == 3 and all(r["queen_breaks_hearts"] and r["passing"] is False
+                                   and r["game"] == "hearts" for r in rules)
     assert result["args"]["rule_options"] == ["queen_breaks_hearts=true", "passing=false"]
-    rules = agent_strength.table_rules("hearts", 4, options)
-    assert rules.queen_breaks_hearts and not rules.passing and rules.target_score is None
+    assert result["code"] == code_fingerprint()
 
 
-@pytest.mark.parametrize("options, message", [
-    (["queen_breaks_hearts"], "is not field=value"),
-    (["queen_break_hearts=true"], "names no Rules option"),
-    (["queen_breaks_hearts=maybe"], "must be true, false, an int or none"),
-    (["passing=false", "passing=true"], "sets passing twice"),
-    (["game=smoorverliefd"], "cannot change the game"),
-    (["trump_hearts=true"], "Smoorverliefd options cannot be used in Hearts"),
-    (["num_players=3"], "cannot change the player count"),
-    (["target_score=100"], "every game is a single round"),
+@pytest.mark.parametrize("rule_sets, players, options, message", [
+    (["hearts"], ["4"], ["queen_breaks_hearts"], "is not field=value"),
+    (["hearts"], ["4"], ["queen_break_hearts=true"], "names no rule flag"),
+    (["bidding"], ["4"], ["bid_bonus=20"], "names no rule flag"),  # not in the observation
+    (["hearts"], ["4"], ["num_players=3"], "names no rule flag"),
+    (["hearts"], ["4"], ["queen_breaks_hearts=1"], "must be true or false"),
+    (["hearts"], ["4"], ["queen_breaks_hearts=true", "queen_breaks_hearts=true"],
+     "sets queen_breaks_hearts twice"),
+    (["hearts"], ["4"], ["trump_hearts=true"], "Smoorverliefd options cannot be used in Hearts"),
+    (["hearts_no_passing"], ["4"], ["passing=true"], "hearts_no_passing sets passing itself"),
+    (["hearts"], ["4"], ["queen_breaks_hearts=false"], "changes nothing in hearts"),
+    # partners is timed at 4 players even where --players has no 4
+    (["hearts", "partners"], ["3"], ["queen_breaks_hearts=true"],
+     "Hearts options cannot be used in Smoorverliefd"),
 ])
-def test_agent_strength_refuses_bad_rule_options_before_playing(tmp_path, capsys, options,
-                                                                message):
+def test_agent_strength_refuses_bad_rule_options_before_playing(tmp_path, capsys, rule_sets,
+                                                                players, options, message):
     """A bad --rule-options entry is a usage error (exit 2) naming it; nothing is played."""
     from experiments import agent_strength
 
     out = tmp_path / "s.json"
-    argv = ["--ladder", "random", "greedy", "--rule-sets", "hearts", "--players", "4",
-            "--deals", "1", "--workers", "1", "--timing-decisions", "0",
-            "--rule-options", *options, "--out", str(out)]
+    argv = ["--ladder", "random", "greedy", "--rule-sets", *rule_sets, "--players", *players,
+            "--deals", "1", "--workers", "1", "--rule-options", *options, "--out", str(out)]
     with pytest.raises(SystemExit) as stop:
         agent_strength.main(argv)
     err = " ".join(capsys.readouterr().err.replace("│", " ").split())  # tyro wraps it
