@@ -31,7 +31,7 @@ move of the best mean value; ``root="halving"`` drops the worse half of the move
 after each such round (sequential halving). By default (``root="auto"``) the root is
 searched by halving wherever no steering policy prior (below) steers the walks there.
 
-A trained policy steers the walks at the root (``prior``; by default, in plain Hearts the
+A trained policy steers the walks at the root (``prior``; by default, in Hearts the
 network ``dmc3_it1000``, in plain Smoorverliefd the shipped specialist checkpoint
 trained on it): ``prior_weight`` times its log-probability of each root move is added to
 that move's UCB score, so that among moves the search values about equally, the walks,
@@ -199,11 +199,11 @@ class ISMCTSAgent(SearchAgent):
             favour what the policy plays when the search's values are close (as
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
             ``"auto"`` (the default): a prior in every rule set by the table
-            (``agents.mc.table_prior``): in plain Hearts at 3-5 players, with or without
-            passing, the network ``dmc3_it1000`` (``agents.mc.PLAIN_NETWORK_WEIGHTS``);
-            in plain Smoorverliefd at 3-5 players the shipped checkpoint trained on it
-            (``ppo_smoorverliefd``); elsewhere (the Smoorverliefd variants, Hearts'
-            queen options) the variants' network ``dmc_all`` at its weight in the table
+            (``agents.mc.table_prior``): in Hearts at 3-5 players, with or without
+            passing or the queen options, the network ``dmc3_it1000``
+            (``agents.mc.PLAIN_NETWORK_WEIGHTS``); in plain Smoorverliefd at 3-5 players
+            the shipped checkpoint trained on it (``ppo_smoorverliefd``); in the
+            Smoorverliefd variants the variants' network ``dmc_all`` at its weight in the table
             (``agents.mc.network_weight``). ``"specialists"``: the specialist
             checkpoints only (``agents.ppo.shipped_policy_for``: ``ppo_hearts`` in
             Hearts at 3 and 4 players and ``ppo_hearts5`` at 5, ``ppo_smoorverliefd``),
@@ -225,10 +225,10 @@ class ISMCTSAgent(SearchAgent):
             rounds by sequential halving (``_grow_paired``): the better half of the
             moves runs on after each round, so the best are searched deepest.
             ``"auto"`` (the default): ``"ucb"`` where a steering prior plays (a
-            specialist, a given policy, or ``dmc3_it1000`` in plain Hearts: it steers
+            specialist, a given policy, or ``dmc3_it1000`` in Hearts: it steers
             the walks at the root), ``"halving"`` where none does and where
             ``prior="auto"`` plays the variants' network ``dmc_all`` (the Smoorverliefd
-            variants, Hearts' queen options; measured in the variants in
+            variants; measured in them in
             docs/results/strength.md: it beats ``"ucb"`` there).
         bid_worlds: worlds in which each candidate of the decisions chosen by
             simulation is played out (Blinde Liefde's bid, Cupid's Arrow's cursed suit;

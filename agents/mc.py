@@ -107,8 +107,7 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: docs/results/2026-12-06-cupids-arrow-3-5-prior-weight.md, where 0.3 is 0.007 points a
 #: round behind no prior on the mean, within noise).
 #: A rule set of several variants at once (Smoorverliefd's options,
-#: ``GAME_ONLY_OPTIONS``), or Hearts with a queen option, gets ``DEFAULT_PRIOR_WEIGHT``,
-#: unmeasured.
+#: ``GAME_ONLY_OPTIONS``) gets ``DEFAULT_PRIOR_WEIGHT``, unmeasured.
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
 
@@ -120,8 +119,21 @@ NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partn
 #: players (docs/results/2026-12-06-plain-prior-weights.md): 0.3 had the higher mean in
 #: all three rule sets, +0.30 and +0.15 penalty points saved over the specialists in
 #: Hearts with and without passing (no row clear of zero), -0.01 points a round in
-#: Smoorverliefd, which therefore keeps its specialist.
+#: Smoorverliefd, which therefore keeps its specialist. Hearts with a queen option plays
+#: its row (with or without passing: ``network_row``), as measured against the variants'
+#: network and search there (docs/results/2026-12-06-queen-options-prior.md: +0.09
+#: penalty points saved, the mean of 6 rows, none clear of zero).
 PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"hearts": 0.3, "hearts_no_passing": 0.3}
+
+
+def network_row(rules: Rules) -> str | None:
+    """The row of ``PLAIN_NETWORK_WEIGHTS`` that ``rules`` plays in: every Hearts game by
+    its passing (``"hearts"`` or ``"hearts_no_passing"``; the queen options included),
+    else the plain rule set (``agents.ppo.plain_rule_set``: ``"smoorverliefd"``), else
+    None (the Smoorverliefd variants)."""
+    if rules.is_hearts:
+        return "hearts" if rules.passing else "hearts_no_passing"
+    return plain_rule_set(rules)
 
 
 def network_weight(rules: Rules) -> float:
@@ -136,13 +148,13 @@ def table_prior(rules: Rules, spec: str = "auto") -> tuple[str | None, float, bo
     """What ``prior=spec`` (``"auto"`` or ``"specialists"``) plays in ``rules``, by the
     table in docs/agents.md: the shipped checkpoint's name (None: no prior), its weight
     there, and whether it steers (``Prior.steers``). ``"auto"``: ``PLAIN_NETWORK`` where
-    ``PLAIN_NETWORK_WEIGHTS`` names the plain rule set, else the specialist
+    ``PLAIN_NETWORK_WEIGHTS`` names the rule set's row (``network_row``), else the specialist
     (``shipped_policy_for``) at ``DEFAULT_PRIOR_WEIGHT``, else ``SHIPPED_NETWORK`` at
     ``network_weight`` (not steering); ``"specialists"``: the specialist, else none. A
     specialist whose file is missing is a FileNotFoundError (``shipped_policy_for``)."""
     if spec not in ("auto", "specialists"):
         raise ValueError(f"spec must be 'auto' or 'specialists', got {spec!r}")
-    plain = PLAIN_NETWORK_WEIGHTS.get(plain_rule_set(rules) or "") if spec == "auto" else None
+    plain = PLAIN_NETWORK_WEIGHTS.get(network_row(rules) or "") if spec == "auto" else None
     if plain is not None:
         return PLAIN_NETWORK, plain, True
     name = shipped_policy_for(rules)
@@ -162,13 +174,13 @@ class Prior:
     ``"specialists"``: in each rule set the shipped checkpoint trained on it, or on the
     same tricks with another player count or passing (``agents.ppo.shipped_policy_for``:
     plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: a prior in every rule
-    set, by the table (``table_prior``): in the plain rule sets ``PLAIN_NETWORK_WEIGHTS``
-    names, the network ``agents.ppo.PLAIN_NETWORK`` in place of the specialist; else the
-    specialist where there is one; else the variants' network ``agents.ppo.SHIPPED_NETWORK``;
-    each at the table's weight unless ``weight`` is given. None: none. With ``"auto"`` or
-    ``"specialists"``, a rule set whose policy's file is missing (an install without the
-    package data) is a FileNotFoundError at its first decision, naming the file and the
-    folder looked in: never a search without it.
+    set, by the table (``table_prior``): in the rule sets ``PLAIN_NETWORK_WEIGHTS``
+    names (every Hearts game), the network ``agents.ppo.PLAIN_NETWORK`` in place of the
+    specialist; else the specialist where there is one; else the variants' network
+    ``agents.ppo.SHIPPED_NETWORK``; each at the table's weight unless ``weight`` is
+    given. None: none. With ``"auto"`` or ``"specialists"``, a rule set whose policy's
+    file is missing (an install without the package data) is a FileNotFoundError at its
+    first decision, naming the file and the folder looked in: never a search without it.
     """
 
     def __init__(self, spec: str | None, weight: float | None) -> None:
@@ -262,9 +274,9 @@ class MCAgent(SearchAgent):
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
             ``"auto"``: a shipped policy in every rule set by the table (``table_prior``:
-            ``dmc3_it1000`` in plain Hearts, the specialist in plain Smoorverliefd,
-            ``dmc_all`` elsewhere; docs/agents.md); ``"specialists"``: the checkpoints
-            trained on the rule set or on the same tricks only, none elsewhere.
+            ``dmc3_it1000`` in Hearts, the specialist in plain Smoorverliefd,
+            ``dmc_all`` in the Smoorverliefd variants; docs/agents.md); ``"specialists"``:
+            the checkpoints trained on the rule set or on the same tricks only, none elsewhere.
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``; None (the
             default): ``DEFAULT_PRIOR_WEIGHT`` (0.3), or with ``prior="auto"`` the

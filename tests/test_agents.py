@@ -1407,6 +1407,38 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
     assert (network != unsteered).any()
 
 
+@pytest.mark.parametrize("options", [{"queen_never_first_trick": True},
+                                     {"queen_breaks_hearts": True, "passing": False},
+                                     {"queen_never_first_trick": True,
+                                      "queen_breaks_hearts": True}])
+def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, options):
+    """Hearts with a queen option plays Hearts' row of the table (with or without
+    passing): the plain network ``dmc3_it1000`` steering (a UCB root, the seat's own
+    points) at that row's weight, as measured against the variants' network and search
+    (docs/results/2026-12-06-queen-options-prior.md); ``prior="specialists"``: none (no
+    specialist was trained on these rules of play)."""
+    from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS, table_prior
+    from agents.ppo import PLAIN_NETWORK, plain_rule_set
+
+    rules = Rules(game="hearts", num_players=4, target_score=None, **options)
+    assert plain_rule_set(rules) is None  # not the specialists' tricks
+    row = "hearts" if rules.passing else "hearts_no_passing"
+    monkeypatch.setitem(PLAIN_NETWORK_WEIGHTS, row, 3.0)  # the table's row, not a default
+    assert table_prior(rules) == (PLAIN_NETWORK, 3.0, True)
+    assert table_prior(rules, "specialists") == (None, DEFAULT_PRIOR_WEIGHT, True)
+    small = "iterations=64,walks=16,seed_worlds=8"
+    engine = random_positions(rules, 40, seed=5)
+    live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
+    obs = {k: v[live] for k, v in observations(engine).items()}
+    auto = build_agent(f"ismcts:{small}").act(obs, np.random.default_rng(1))
+    named = build_agent(f"ismcts:{small},root=ucb,value=own,prior=ppo:checkpoint="
+                        f"{PLAIN_NETWORK},prior_weight=3.0").act(obs, np.random.default_rng(1))
+    before = build_agent(f"ismcts:{small},root=halving,value=relative,prior=ppo:checkpoint="
+                         "dmc_all,prior_weight=0.3").act(obs, np.random.default_rng(1))
+    np.testing.assert_array_equal(auto, named)
+    assert (auto != before).any()  # the variants' search it replaced plays otherwise
+
+
 def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:
     from agents.mc import DEFAULT_PRIOR_WEIGHT, network_weight
 

@@ -213,13 +213,17 @@ def test_the_prior_table_is_what_prior_auto_plays():
 
     members = {
         "Smoorverliefd, 3-5 players": every("smoorverliefd"),
-        "Hearts, 3-5 players, with or without passing": every("hearts", "hearts_no_passing"),
+        "Hearts, 3-5 players, with or without passing, with or without the queen options": [
+            *every("hearts", "hearts_no_passing"),
+            Rules(game="hearts", num_players=4, queen_breaks_hearts=True),
+            Rules(game="hearts", num_players=3, passing=False, queen_never_first_trick=True,
+                  queen_breaks_hearts=True)],
         "Blinde Liefde, Partner, Kleine Liefde": every("bidding", "partners", "pip_scoring"),
         "met Troef": every("trump_hearts"),
         "Cupid's Arrow": every("cupids_arrow"),
-        "any other (several variants at once, Hearts' queen options)": [
+        "any other (several Smoorverliefd variants at once)": [
             Rules(num_players=4, trump_hearts=True, bidding=True),
-            Rules(game="hearts", num_players=4, queen_breaks_hearts=True)]}
+            Rules(num_players=5, pip_scoring=True, cupids_arrow=True, target_score=50)]}
     rows = {row[0]: row for row in table_rows(read(DOCS / "agents.md"), "## Shipped policies")}
     assert set(rows) == set(members)
     for name, rule_sets in members.items():
