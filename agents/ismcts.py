@@ -37,8 +37,8 @@ trained on it): ``prior_weight`` times its log-probability of each root move is 
 that move's UCB score, so that among moves the search values about equally, the walks,
 and the decision, favour the policy's. In 4-player Hearts this made ``ismcts`` beat
 ``mc`` head to head (with the specialist ``ppo_hearts``; README, the measurements:
-docs/results/strength.md). Where no specialist was trained (the Smoorverliefd variants)
-the variants' network ``dmc_all`` is the prior, its bonus added to the halved root's
+docs/results/strength.md). In the Smoorverliefd variants, where no specialist was
+trained, the variants' network ``dmc_all`` is the prior, its bonus added to the halved root's
 mean values before the best is chosen.
 
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's

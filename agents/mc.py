@@ -96,8 +96,9 @@ def _optional_agent(key: str, spec: str | None) -> Any:
                          f"{error}") from error
 
 
-#: The prior's weight (points per unit of log-probability) where none is given and none
-#: is measured.
+#: The prior's weight (points per unit of log-probability) where none is given: the
+#: specialists' and, as measured, that of several Smoorverliefd variants at once
+#: (``network_weight``).
 DEFAULT_PRIOR_WEIGHT = 0.3
 #: ``prior="auto"``'s weight for the variants' network (``agents.ppo.SHIPPED_NETWORK``) in each
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0

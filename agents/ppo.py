@@ -68,12 +68,13 @@ SHIPPED_POLICIES: dict[str, dict[str, Any]] = {
 }
 #: The variants' network: trained on every single-round rule set at 3-5 players
 #: (``experiments.dmc``: DMC run 2, iteration 200; its ``"args"`` say ``game="all"``),
-#: the prior of ``prior="auto"`` where no specialist was trained (``agents.mc.Prior``).
+#: the prior of ``prior="auto"`` in the Smoorverliefd variants (``agents.mc.Prior``).
 #: Not a policy of ``shipped_policy_for``.
 SHIPPED_NETWORK = "dmc_all"
 #: A second network trained on every rule set (DMC run 3, iteration 1,000 of its 2,000,
-#: from ``dmc_all``), the prior of ``prior="auto"`` in the plain rule sets where a
-#: measurement put it in place of the specialist (``agents.mc.PLAIN_NETWORK_WEIGHTS``).
+#: from ``dmc_all``), the prior of ``prior="auto"`` in Hearts, where measurements put it
+#: in place of the specialists and, with the queen options, of ``dmc_all``
+#: (``agents.mc.PLAIN_NETWORK_WEIGHTS``, ``agents.mc.network_row``).
 #: Both ship: run 3's last checkpoint was not one network for every rule set
 #: (docs/results/2026-12-06-one-network-protocol.md). Not a policy of ``shipped_policy_for``.
 PLAIN_NETWORK = "dmc3_it1000"

@@ -24,7 +24,9 @@ decisions with more than one legal action: median and 95th percentile per rule s
 ``--rule-options`` sets rule flags on every table (and on the timed games) beyond the
 presets, e.g. Hearts' queen options; an unknown flag, a value other than true/false, a
 flag the preset sets or already has, or an impossible combination is refused before
-anything is played. Each row and timing records the rules it played (``Rules.to_dict``).
+anything is played; so is one that makes another preset (``hearts`` with
+``passing=false``: use ``hearts_no_passing``). Each row and timing records the rules it
+played (``Rules.to_dict``).
 """
 
 from __future__ import annotations
@@ -115,8 +117,10 @@ def parse_rule_options(options: list[str]) -> dict[str, bool]:
 
 
 def check_rule_options(rule_set: str, options: dict[str, bool]) -> None:
-    """A ValueError where ``options`` would rename the preset ``rule_set`` (set a field
-    the preset sets: use the other preset) or change nothing in it."""
+    """A ValueError where ``options`` would set a field the preset ``rule_set`` sets,
+    change nothing in it, or make another preset (labelled as ``rule_set``)."""
+    if not options:
+        return
     own = PRESETS[rule_set].options if rule_set in PRESETS else {}
     base = preset(rule_set, 4, matches=False)
     for name, value in options.items():
@@ -126,6 +130,15 @@ def check_rule_options(rule_set: str, options: dict[str, bool]) -> None:
         if getattr(base, name) == value:
             raise ValueError(f"--rule-options {name}={str(value).lower()} changes nothing in "
                              f"{rule_set} (already {str(value).lower()})")
+    try:
+        made = base.replace(**options)
+    except ValueError:
+        return  # an impossible combination: table_rules names it
+    for other in PRESETS.values():
+        if 4 in other.players and not other.matches_only and other.rules(4) == made:
+            raise ValueError(f"--rule-options {rule_set} with "
+                             + ", ".join(f"{k}={str(v).lower()}" for k, v in options.items())
+                             + f" is the rule set {other.name}: use --rule-sets {other.name}")
 
 
 def table_rules(rule_set: str, players: int, options: dict) -> Rules:
@@ -258,6 +271,7 @@ def main(argv: list[str] | None = None) -> dict:
     for spec in args.ladder:
         name, options = parse_agent(spec)
         make_agent(name, **options)
+    code = code_fingerprint()  # of the code that plays, taken before it does
     t0 = time.perf_counter()
     jobs = tables(args)
     print("advantage of the stronger agent, points per round [95% paired interval]; "
@@ -299,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict:
         "machine": {"platform": platform.platform(), "processor": platform.processor(),
                     "cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__},
-        "code": code_fingerprint(),
+        "code": code,
         "seconds": time.perf_counter() - t0,
         "ladder": rows,
         "decision_time": timing,

@@ -888,17 +888,20 @@ def test_agent_strength_plays_the_rule_options_it_is_given(tmp_path, monkeypatch
 
     monkeypatch.setattr(agent_strength, "Engine", Recording)
     result = agent_strength.main([
-        "--ladder", "random", "greedy", "--rule-sets", "hearts", "--players", "3",
+        "--ladder", "random", "greedy", "--rule-sets", "hearts_no_passing", "--players", "3",
         "--deals", "1", "--workers", "1", "--timing-decisions", "2",
-        "--rule-options", "queen_breaks_hearts=true", "passing=false",
+        "--rule-options", "queen_breaks_hearts=true", "queen_never_first_trick=true",
         "--out", str(tmp_path / "s.json")])
-    assert {(r.num_players, r.queen_breaks_hearts, r.passing, r.target_score)
-            for r in played} == {(3, True, False, None), (4, True, False, None)}
+    assert {(r.num_players, r.queen_breaks_hearts, r.queen_never_first_trick, r.passing,
+             r.target_score) for r in played} == {(3, True, True, False, None),
+                                                  (4, True, True, False, None)}
     rules = [row["rules"] for row in result["ladder"]]
     rules += [t["rules"] for t in result["decision_time"]]
-    assert len(rules) == 3 and all(r["queen_breaks_hearts"] and r["passing"] is False
-                                   and r["game"] == "hearts" for r in rules)
-    assert result["args"]["rule_options"] == ["queen_breaks_hearts=true", "passing=false"]
+    assert len(rules) == 3 and all(r["queen_breaks_hearts"] and r["queen_never_first_trick"]
+                                   and r["passing"] is False and r["game"] == "hearts"
+                                   for r in rules)
+    assert result["args"]["rule_options"] == ["queen_breaks_hearts=true",
+                                              "queen_never_first_trick=true"]
     assert result["code"] == code_fingerprint()
 
 
@@ -913,6 +916,8 @@ def test_agent_strength_plays_the_rule_options_it_is_given(tmp_path, monkeypatch
     (["hearts"], ["4"], ["trump_hearts=true"], "Smoorverliefd options cannot be used in Hearts"),
     (["hearts_no_passing"], ["4"], ["passing=true"], "hearts_no_passing sets passing itself"),
     (["hearts"], ["4"], ["queen_breaks_hearts=false"], "changes nothing in hearts"),
+    (["hearts"], ["4"], ["passing=false"], "is the rule set hearts_no_passing"),
+    (["smoorverliefd"], ["4"], ["bidding=true"], "is the rule set bidding"),
     # partners is timed at 4 players even where --players has no 4
     (["hearts", "partners"], ["3"], ["queen_breaks_hearts=true"],
      "Hearts options cannot be used in Smoorverliefd"),
@@ -1286,7 +1291,7 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     at 3 players, ppo_hearts), and to none where rules of play or scoring differ (the
     Smoorverliefd variants, Hearts' queen options). ``prior="auto"`` plays by the table
     (docs/agents.md): the specialist in plain Smoorverliefd, the network dmc3_it1000 in
-    Hearts, the variants' network dmc_all where no specialist was trained: the same
+    Hearts, the variants' network dmc_all in the Smoorverliefd variants: the same
     choices as naming them."""
     from agents.ppo import shipped_policy_for
 

@@ -221,9 +221,11 @@ def test_the_prior_table_is_what_prior_auto_plays():
         "Blinde Liefde, Partner, Kleine Liefde": every("bidding", "partners", "pip_scoring"),
         "met Troef": every("trump_hearts"),
         "Cupid's Arrow": every("cupids_arrow"),
-        "any other (several Smoorverliefd variants at once)": [
+        "any other (several Smoorverliefd variants at once; Smoorverliefd with "
+        "`sweep_needs_all_thirteen`)": [
             Rules(num_players=4, trump_hearts=True, bidding=True),
-            Rules(num_players=5, pip_scoring=True, cupids_arrow=True, target_score=50)]}
+            Rules(num_players=5, pip_scoring=True, cupids_arrow=True, target_score=50),
+            Rules(num_players=3, sweep_needs_all_thirteen=True)]}
     rows = {row[0]: row for row in table_rows(read(DOCS / "agents.md"), "## Shipped policies")}
     assert set(rows) == set(members)
     for name, rule_sets in members.items():
