@@ -48,7 +48,7 @@ from agents.evaluation.backends import finished_units
 from agents.evaluation.duplicate import rotation_seating
 from agents.evaluation.runs import code_fingerprint, sigterm_interrupts
 from agents.evaluation.stats import mean_interval
-from smoor_env import PRESETS, Engine, Rules, preset
+from smoor_env import PRESETS, Engine, Rules, preset, preset_tables
 from smoor_env.envs.agent_loop import play_agents
 from smoor_env.observation import observe
 from smoor_env.observation.layout import RULE_FLAGS
@@ -89,12 +89,11 @@ class Args:
         if len(self.ladder) < 2:
             raise ValueError("--ladder needs at least two agents")
         options = parse_rule_options(self.rule_options)
-        counts = {*self.players, *([4] if self.timing_decisions else [])}  # timed at 4
-        for rule_set in self.rule_sets:  # an unknown name, an impossible combination
+        counts = sorted({*self.players, *([4] if self.timing_decisions else [])})  # timed at 4
+        for rule_set in self.rule_sets:  # an unknown name, a flag that names another preset
             check_rule_options(rule_set, options)
-            for p in sorted(counts):
-                if rule_set != "partners" or p == 4:
-                    table_rules(rule_set, p, options)
+        for rules in preset_tables(self.rule_sets, counts):  # an impossible combination
+            rules.replace(**options)
 
 
 def parse_rule_options(options: list[str]) -> dict[str, bool]:
@@ -187,14 +186,14 @@ def play_rounds(rules: Rules, lineup: list[str], deals: int, seed: int, agents: 
 
 def tables(args: Args) -> list[dict]:
     """Every (rule set, player count, adjacent pair) table to play, with its seed."""
-    jobs = []
+    jobs, options = [], parse_rule_options(args.rule_options)
     for r, rule_set in enumerate(args.rule_sets):
         for p in args.players:
             if rule_set == "partners" and p != 4:
                 continue
             for k in range(len(args.ladder) - 1):
                 jobs.append({"rule_set": rule_set, "players": p,
-                             "rule_options": parse_rule_options(args.rule_options),
+                             "rule_options": options,
                              "weaker": args.ladder[k],
                              "stronger": args.ladder[k + 1],
                              "seed": int(np.random.SeedSequence([args.seed, r, p, k])
