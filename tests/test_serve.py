@@ -72,7 +72,10 @@ def test_whole_rounds_by_clicking(server, browser, rule_set, players, rounds, tm
             legal = game.session.legal_actions()
         assert sorted(int(b.get_attribute("data-action")) for b in buttons) == sorted(legal)
         shown = page.get_attribute("#status", "data-version")
-        buttons[clicks % len(buttons)].click()
+        action = buttons[clicks % len(buttons)].get_attribute("data-action")
+        # by selector, found again at the click: a re-render between the query and the
+        # click detaches the handle (seen once under load)
+        page.click(f"#moves button[data-action='{action}']")
         page.wait_for_function(  # the page has drawn the answer to the click
             f"document.getElementById('status').dataset.version !== '{shown}'")
         clicks += 1
