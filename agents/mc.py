@@ -122,18 +122,26 @@ NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partn
 #: all three rule sets, +0.30 and +0.15 penalty points saved over the specialists in
 #: Hearts with and without passing (no row clear of zero), -0.01 points a round in
 #: Smoorverliefd, which therefore keeps its specialist. Hearts with a queen option plays
-#: its row (with or without passing: ``network_row``), as measured against the variants'
-#: network and search there (docs/results/2026-12-06-queen-options-prior.md: +0.09
-#: penalty points saved, the mean of 6 rows, none clear of zero).
-PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"hearts": 0.3, "hearts_no_passing": 0.3}
+#: this network too, as measured against the variants' network and search there
+#: (docs/results/2026-12-06-queen-options-prior.md: +0.09 penalty points saved, the mean
+#: of 6 rows, none clear of zero): with one option and passing in its passing's row; with
+#: both options, or with one without passing, in a row of its own whose weight, 1.0, was
+#: chosen over 0.3 (docs/results/2026-12-06-unmeasured-rows-prior.md: +0.15 penalty
+#: points saved, the mean of 9 rows at 3-5 players, one clear of zero).
+PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"hearts": 0.3, "hearts_no_passing": 0.3,
+                                           "hearts_queen_options": 1.0}
 
 
 def network_row(rules: Rules) -> str | None:
-    """The row of ``PLAIN_NETWORK_WEIGHTS`` that ``rules`` plays in: every Hearts game by
-    its passing (``"hearts"`` or ``"hearts_no_passing"``; the queen options included),
-    else the plain rule set (``agents.ppo.plain_rule_set``: ``"smoorverliefd"``), else
-    None (the Smoorverliefd variants)."""
+    """The row of ``PLAIN_NETWORK_WEIGHTS`` that ``rules`` plays in: every Hearts game,
+    with both queen options or with one without passing in ``"hearts_queen_options"``,
+    else by its passing (``"hearts"`` or ``"hearts_no_passing"``); else the plain rule
+    set (``agents.ppo.plain_rule_set``: ``"smoorverliefd"``), else None (the
+    Smoorverliefd variants)."""
     if rules.is_hearts:
+        queens = int(rules.queen_never_first_trick) + int(rules.queen_breaks_hearts)
+        if queens == 2 or (queens and not rules.passing):
+            return "hearts_queen_options"
         return "hearts" if rules.passing else "hearts_no_passing"
     return plain_rule_set(rules)
 

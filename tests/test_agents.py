@@ -1417,17 +1417,17 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
                                      {"queen_never_first_trick": True,
                                       "queen_breaks_hearts": True}])
 def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, options):
-    """Hearts with a queen option plays Hearts' row of the table (with or without
-    passing): the plain network ``dmc3_it1000`` steering (a UCB root, the seat's own
-    points) at that row's weight, as measured against the variants' network and search
+    """Hearts with a queen option plays a Hearts row of the table: the plain network
+    ``dmc3_it1000`` steering (a UCB root, the seat's own points) at that row's weight, as
+    measured against the variants' network and search
     (docs/results/2026-12-06-queen-options-prior.md); ``prior="specialists"``: none (no
     specialist was trained on these rules of play)."""
-    from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS, table_prior
+    from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS, network_row, table_prior
     from agents.ppo import PLAIN_NETWORK, plain_rule_set
 
     rules = Rules(game="hearts", num_players=4, target_score=None, **options)
     assert plain_rule_set(rules) is None  # not the specialists' tricks
-    row = "hearts" if rules.passing else "hearts_no_passing"
+    row = network_row(rules)
     monkeypatch.setitem(PLAIN_NETWORK_WEIGHTS, row, 3.0)  # the table's row, not a default
     assert table_prior(rules) == (PLAIN_NETWORK, 3.0, True)
     assert table_prior(rules, "specialists") == (None, DEFAULT_PRIOR_WEIGHT, True)
@@ -1442,6 +1442,26 @@ def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, 
                          "dmc_all,prior_weight=0.3").act(obs, np.random.default_rng(1))
     np.testing.assert_array_equal(auto, named)
     assert (auto != before).any()  # the variants' search it replaced plays otherwise
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_the_queen_options_rows_of_the_table(players):
+    """As measured (docs/results/2026-12-06-unmeasured-rows-prior.md): Hearts with one
+    queen option and passing plays its passing's row, at 0.3; with both options, or with
+    one without passing, the network at weight 1.0; without the options, the plain rows."""
+    from agents.mc import network_row, table_prior
+    from agents.ppo import PLAIN_NETWORK
+
+    never, breaks = {"queen_never_first_trick": True}, {"queen_breaks_hearts": True}
+    for passing in (True, False):
+        for options, row, weight in (
+                ({}, "hearts" if passing else "hearts_no_passing", 0.3),
+                (never, "hearts" if passing else "hearts_queen_options", 0.3 if passing else 1.0),
+                (breaks, "hearts" if passing else "hearts_queen_options", 0.3 if passing else 1.0),
+                ({**never, **breaks}, "hearts_queen_options", 1.0)):
+            rules = Rules(game="hearts", num_players=players, passing=passing, **options)
+            assert network_row(rules) == row, (passing, options)
+            assert table_prior(rules) == (PLAIN_NETWORK, weight, True), (passing, options)
 
 
 def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:

@@ -213,11 +213,16 @@ def test_the_prior_table_is_what_prior_auto_plays():
 
     members = {
         "Smoorverliefd, 3-5 players": every("smoorverliefd"),
-        "Hearts, 3-5 players, with or without passing, with or without the queen options": [
+        "Hearts, 3-5 players, with or without passing; with one queen option and passing": [
             *every("hearts", "hearts_no_passing"),
             Rules(game="hearts", num_players=4, queen_breaks_hearts=True),
+            Rules(game="hearts", num_players=5, queen_never_first_trick=True)],
+        "Hearts, 3-5 players, with both queen options, or with one without passing": [
             Rules(game="hearts", num_players=3, passing=False, queen_never_first_trick=True,
-                  queen_breaks_hearts=True)],
+                  queen_breaks_hearts=True),
+            Rules(game="hearts", num_players=4, queen_never_first_trick=True,
+                  queen_breaks_hearts=True),
+            Rules(game="hearts", num_players=5, passing=False, queen_breaks_hearts=True)],
         "Blinde Liefde, Partner, Kleine Liefde": every("bidding", "partners", "pip_scoring"),
         "met Troef": every("trump_hearts"),
         "Cupid's Arrow": every("cupids_arrow"),
@@ -233,8 +238,8 @@ def test_the_prior_table_is_what_prior_auto_plays():
             checkpoint, weight, steers = table_prior(rules)
             assert rows[name][1] == f"`{checkpoint}`", (name, rules)
             assert re.match(r"[\d.]+", rows[name][2]).group() == str(weight), (name, rules)
-            assert rows[name][3] == ("UCB root / own points" if steers else
-                                     "halved root / relative"), (name, rules)
+            assert rows[name][3] == ("`ucb` / `own`" if steers else
+                                     "`halving` / `relative`"), (name, rules)
 
 
 def agent_table(path: Path, heading: str) -> dict[str, str]:
