@@ -109,7 +109,8 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: round behind no prior on the mean, within noise).
 #: A rule set of several variants at once (Smoorverliefd's options,
 #: ``GAME_ONLY_OPTIONS``) gets ``DEFAULT_PRIOR_WEIGHT``, 0.3, chosen over 1.0 on the pairs
-#: of single-round variants (docs/results/2026-12-06-several-variants-prior-weight.md).
+#: of single-round variants (docs/results/2026-12-06-several-variants-prior-weight.md) and
+#: on those of three or four (docs/results/2026-12-07-three-variants-prior-weight.md).
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
 
