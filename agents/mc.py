@@ -185,13 +185,14 @@ class Prior:
     ``"specialists"``: in each rule set the shipped checkpoint trained on it, or on the
     same tricks with another player count or passing (``agents.ppo.shipped_policy_for``:
     plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: a prior in every rule
-    set, by the table (``table_prior``): in the rule sets ``PLAIN_NETWORK_WEIGHTS``
-    names (every Hearts game), the network ``agents.ppo.PLAIN_NETWORK`` in place of the
-    specialist; else the specialist where there is one; else the variants' network
-    ``agents.ppo.SHIPPED_NETWORK``; each at the table's weight unless ``weight`` is
-    given. None: none. With ``"auto"`` or ``"specialists"``, a rule set whose policy's
-    file is missing (an install without the package data) is a FileNotFoundError at its
-    first decision, naming the file and the folder looked in: never a search without it.
+    set, by the table (``table_prior``): in the rule sets ``PLAIN_NETWORK_WEIGHTS`` has a
+    row for (``network_row``: every Hearts game), the network
+    ``agents.ppo.PLAIN_NETWORK`` in place of the specialist; else the specialist where
+    there is one; else the variants' network ``agents.ppo.SHIPPED_NETWORK``; each at the
+    table's weight unless ``weight`` is given. None: none. With ``"auto"`` or
+    ``"specialists"``, a rule set whose policy's file is missing (an install without the
+    package data) is a FileNotFoundError at its first decision, naming the file and the
+    folder looked in: never a search without it.
     """
 
     def __init__(self, spec: str | None, weight: float | None) -> None:

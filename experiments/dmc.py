@@ -20,11 +20,12 @@ network, Adam's moments, the random generators and every table's games, written
 atomically), so a run stopped any way (Ctrl-C, a kill, the session's end) goes on from its
 last checkpoint when the same command is given again, and makes exactly the network an
 uninterrupted run makes. It goes on only with the settings it began with (``args.json``;
-``--progress``, ``--save-every`` and ``--stop-at`` may change) and under the code that
-began it; while it runs it holds ``.lock`` in its folder, so a second process cannot write
-there. ``--stop-at N`` stops after iteration N of the ``--iterations`` schedule (the
-learning rate as the whole run has it there), writing its checkpoint and state, so a
-network from the middle of a long run is made without the rest of it. A run done to where
+``--progress``, ``--save-every``, ``--stop-at`` and ``--out-dir`` may change) and under
+the code that began it; while it runs it holds ``.lock`` in its folder, so a second
+process cannot write there. ``--stop-at N`` stops after iteration N of the
+``--iterations`` schedule (the learning rate as the whole run has it there), writing its
+checkpoint and state, so a network from the middle of a long run is made without the rest
+of it. A run done to where
 it is asked to stop, given again, says so and writes nothing.
 
     python -m experiments.dmc --init runs/ei2/gen1.pt          # warm start, the defaults
