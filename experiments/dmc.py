@@ -25,8 +25,7 @@ the code that began it; while it runs it holds ``.lock`` in its folder, so a sec
 process cannot write there. ``--stop-at N`` stops after iteration N of the
 ``--iterations`` schedule (the learning rate as the whole run has it there), writing its
 checkpoint and state, so a network from the middle of a long run is made without the rest
-of it. A run done to where
-it is asked to stop, given again, says so and writes nothing.
+of it. A run done to where it is asked to stop, given again, says so and writes nothing.
 
     python -m experiments.dmc --init runs/ei2/gen1.pt          # warm start, the defaults
     python -m experiments.dmc --iterations 2 --num-envs 4 --out-dir /tmp/dmc   # a smoke run
