@@ -189,7 +189,7 @@ def tables(args: Args) -> list[dict]:
     jobs, options = [], parse_rule_options(args.rule_options)
     for r, rule_set in enumerate(args.rule_sets):
         for p in args.players:
-            if rule_set == "partners" and p != 4:
+            if p not in PRESETS[rule_set].players:  # partners: 4 only
                 continue
             for k in range(len(args.ladder) - 1):
                 jobs.append({"rule_set": rule_set, "players": p,

@@ -872,6 +872,15 @@ def test_agent_strength_times_every_agent_of_the_ladder(tmp_path):
     assert timed == [("random", "hearts", 3), ("greedy", "hearts", 3)]
 
 
+def test_agent_strength_plays_each_rule_set_at_the_player_counts_it_allows():
+    """Partner is a 4-player game: the ladder skips it at 3 and 5, as the preset says."""
+    from experiments.agent_strength import Args, tables
+
+    args = Args(ladder=["random", "greedy"], rule_sets=["partners", "hearts"], players=[3, 4, 5])
+    assert [(job["rule_set"], job["players"]) for job in tables(args)] == [
+        ("partners", 4), ("hearts", 3), ("hearts", 4), ("hearts", 5)]
+
+
 def test_agent_strength_plays_the_rule_options_it_is_given(tmp_path, monkeypatch):
     """--rule-options sets rule flags on every table and timed game (Hearts' queen
     options, which no preset has): the engine is given those rules, and the JSON records
