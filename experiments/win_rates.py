@@ -31,6 +31,12 @@ locally or on a cluster, to the same ``results.csv``.
 writes ``results/<run name>/``: ``results.csv`` (one row per game, seat and
 round), ``summary.json`` (command, versions, seed, the tables, which chunks and
 files the folder holds), PNG plots and ``chunks/`` (one CSV per finished chunk).
+
+``--rule-options`` sets rule flags on every rule set beyond its preset, e.g. Cupid's
+Arrow with met Troef (``--rule-sets cupids_arrow --matches --rule-options
+trump_hearts=true``); the deals are the preset's, the rows keep its name and the summary's
+``args`` the options. A flag the preset sets or already has, one that makes another
+preset, or an impossible combination is refused before anything is played.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import tyro
 from agents import agent_names
 from agents.base import build_agents
 from agents.evaluation.duplicate import play_deals
+from agents.evaluation.rule_options import check_rule_options, parse_rule_options, rules_with
 from agents.evaluation.runs import (
     RunFolder,
     Unit,
@@ -76,6 +83,9 @@ class Args:
     """player counts to play"""
     rule_sets: list[RuleSetName] = field(default_factory=lambda: ["smoorverliefd", "hearts"])
     """rule sets to play (smoor_env.PRESETS; partners: 4 players; cupids_arrow: --matches)"""
+    rule_options: list[str] = field(default_factory=list)
+    """rule flags set on every rule set, as field=true or field=false (flags the agents see
+    in the observation, not set by the preset), e.g. cupids_arrow with trump_hearts=true"""
     deals: int = 160
     """deals per rule set and player count (each played once per rotation of the line-up)"""
     matches: bool = False
@@ -114,7 +124,7 @@ def play_chunk(args: Args, rule_set: str, players: int, chunk: int,
     deals = np.arange(chunk * args.chunk, min((chunk + 1) * args.chunk, args.deals))
     lineup = [args.agents[s % len(args.agents)] for s in range(players)]
     return play_deals(rule_set, players, args.matches, deals, [lineup] * len(deals), args.seed,
-                      chunk, made)
+                      chunk, made, parse_rule_options(args.rule_options))
 
 
 # ------------------------------------------------------------------ run folder
@@ -129,6 +139,11 @@ def check_args(args: Args) -> None:
                          "(pip install 'smoor-env[ray]')")
     if args.address and args.backend != "ray":
         raise ValueError("--address names a Ray cluster: it needs --backend ray")
+    options = parse_rule_options(args.rule_options)
+    for rule_set in args.rule_sets:  # a flag the preset sets, or one that makes another
+        check_rule_options(rule_set, options)
+        for players in args.players:  # an impossible combination
+            rules_with(rule_set, players, args.matches, options)
     # Every agent is built once here, so that a typo in a spec (a name, an option, a value,
     # a checkpoint file) is refused before the run's folder is touched.
     build_agents(args.agents)

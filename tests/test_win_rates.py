@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import subprocess
 import sys
@@ -288,3 +289,59 @@ def test_bad_values_on_the_command_line_are_one_line_errors(tmp_path, capsys):
 
     assert main(["--chunk", "0", "--out-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "smoor-bench: error: --chunk must be at least 1, got 0\n"
+
+
+def test_rule_options_play_cupids_arrow_with_another_variant(tmp_path, monkeypatch):
+    """--rule-options sets the flag on the preset's rules (Cupid's Arrow with met Troef, in
+    matches), on the preset's deals; the summary records the options and a resume must
+    give the same ones."""
+    from agents.evaluation import duplicate
+
+    played = []
+
+    class Recording(duplicate.Engine):
+        def __init__(self, rules, batch_size):
+            played.append(rules)
+            super().__init__(rules, batch_size)
+
+    monkeypatch.setattr(duplicate, "Engine", Recording)
+    common = dict(agents=["random", "greedy"], players=[3], rule_sets=["cupids_arrow"],
+                  matches=True, deals=2, chunk=2, plots=False, progress=False,
+                  out_dir=str(tmp_path))
+    folder = run(Args(**common, rule_options=["trump_hearts=true"], run_name="troef"))
+    assert played and all(r.cupids_arrow and r.trump_hearts and r.num_players == 3
+                          and r.target_score is not None for r in played)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["args"]["rule_options"] == ["trump_hearts=true"]
+    rows = (folder / "results.csv").read_text()
+    assert "cupids_arrow" in rows and summary["complete"]
+    plain = run(Args(**common, run_name="plain"))  # same deals, other rules: other games
+    assert (plain / "results.csv").read_text() != rows
+    assert (json.loads((plain / "summary.json").read_text())["fingerprints"]["settings"]
+            != summary["fingerprints"]["settings"])
+    with pytest.raises(ValueError, match="--rule-options .*now None"):
+        run(Args(**common, run_name="troef", resume=True))
+
+
+def test_rule_options_without_options_keep_the_settings_fingerprint():
+    """Runs made before --rule-options existed keep their fingerprint (and so resume)."""
+    args = Args(agents=["random"], players=[3], rule_sets=["hearts"], deals=2)
+    before = {name: getattr(args, name) for name in runs.RESULT_ARGS}
+    assert runs.settings_fingerprint(args) == hashlib.sha256(
+        json.dumps(before, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize(("options", "rule_sets", "message"), [
+    (["trump_hearts"], ["cupids_arrow"], "is not field=value"),
+    (["cupids_arrow=true"], ["cupids_arrow"], "cupids_arrow sets cupids_arrow itself"),
+    (["bidding=false"], ["cupids_arrow"], "changes nothing in cupids_arrow"),
+    (["bidding=true"], ["smoorverliefd"], "is the rule set bidding"),
+    (["partners=true"], ["cupids_arrow"], "partners"),  # at 3 players: impossible
+    (["queen_breaks_hearts=true"], ["cupids_arrow"], "Hearts options cannot be used"),
+])
+def test_bad_rule_options_are_refused_before_anything_starts(tmp_path, options, rule_sets,
+                                                             message):
+    with pytest.raises(ValueError, match=message):
+        run(Args(agents=["random"], players=[3], rule_sets=rule_sets, matches=True,
+                 rule_options=options, out_dir=str(tmp_path), progress=False))
+    assert list(tmp_path.iterdir()) == []

@@ -52,7 +52,8 @@ def zlib_seed(rule_set: str, players: int) -> int:
 
 def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
                lineups: list[list[str]], seed: int, chunk: int,
-               made: dict[str, Any] | None = None) -> list[dict]:
+               made: dict[str, Any] | None = None,
+               rule_options: dict[str, bool] | None = None) -> list[dict]:
     """Play every deal once per rotation of its own line-up through the seats.
 
     Args:
@@ -63,11 +64,14 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
             players, chunk), so a chunk plays the same wherever it runs.
         made: agents already built, by spec (the Ray backend builds them once and puts
             them in the object store); the others are made here from their specs.
+        rule_options: rule flags set on the preset ``rule_set`` (``--rule-options``,
+            checked by ``agents.evaluation.rule_options``); the deals are those of the
+            preset, and the rows keep its name.
 
     Returns:
         One row (``CSV_COLUMNS``) per game, seat and finished round, in play order.
     """
-    rules = preset(rule_set, players, matches)
+    rules = preset(rule_set, players, matches).replace(**(rule_options or {}))
     specs = sorted({spec for lineup in lineups for spec in lineup})
     made = made or {}
     agents = [made[spec] if spec in made else build_agent(spec) for spec in specs]

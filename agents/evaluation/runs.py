@@ -40,6 +40,10 @@ CHUNKS = "chunks"
 
 #: The arguments that decide the results: a run resumes only with the same values.
 RESULT_ARGS = ("agents", "players", "rule_sets", "deals", "matches", "seed", "chunk")
+#: Arguments that decide the results where a command has them and they are set (the
+#: tournament's ``--rule-options``; the league has none): left out when empty, so the runs
+#: made before them keep their fingerprints and resume.
+OPTIONAL_RESULT_ARGS = ("rule_options",)
 
 
 #: A unit of work: (rule set, player count, chunk index).
@@ -70,9 +74,17 @@ def code_fingerprint() -> str:
 
 def settings_fingerprint(args: Any) -> str:
     """A SHA-256 (16 hex digits) of the settings that decide a run's results
-    (``RESULT_ARGS``)."""
-    settings = {name: getattr(args, name) for name in RESULT_ARGS}
+    (``result_settings``)."""
+    settings = result_settings(vars(args))
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def result_settings(args: dict) -> dict:
+    """The settings that decide a run's results, from its arguments ``args`` (a dict, as
+    in ``summary.json``): every ``RESULT_ARGS``, and each ``OPTIONAL_RESULT_ARGS`` set."""
+    settings = {name: args.get(name) for name in RESULT_ARGS}
+    settings.update({name: args[name] for name in OPTIONAL_RESULT_ARGS if args.get(name)})
+    return settings
 
 
 def text_checksum(text: str) -> str:
@@ -451,12 +463,13 @@ class RunFolder:
 
     def _check_same_run(self, old: dict) -> None:
         """``--resume`` continues only a run of the same settings and code."""
-        args, before = self.args, old.get("args", {})
-        differ = [name for name in RESULT_ARGS if before.get(name) != getattr(args, name)]
+        now, before = result_settings(vars(self.args)), result_settings(old.get("args", {}))
+        differ = [name for name in (*RESULT_ARGS, *OPTIONAL_RESULT_ARGS)
+                  if before.get(name) != now.get(name)]
         if differ:
             raise ValueError(
                 "--resume needs the run's own settings; these differ: " + ", ".join(
-                    f"--{n.replace('_', '-')} {before.get(n)!r} (now {getattr(args, n)!r})"
+                    f"--{n.replace('_', '-')} {before.get(n)!r} (now {now.get(n)!r})"
                     for n in differ))
         code = old.get("fingerprints", {}).get("code")
         if code != self.fingerprints["code"]:
