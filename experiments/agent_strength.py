@@ -11,7 +11,7 @@ one's penalty points less the stronger one's), so positive means the ladder hold
 One sample per deal (averaged over its rotations and the agent's seats): the samples
 are independent and the interval is paired, a t interval over deals. Every game
 is a single round (``target_score=None``; so Cupid's Arrow, which needs a match, is
-not in the ladder).
+not in the ladder: ``smoor-bench --matches`` plays it, with ``--rule-options`` too).
 
 Decision times: every agent of the ladder (the policies too), one decision
 at a time (B = 1, as in the PettingZoo environment), against greedy seats, over the
@@ -46,10 +46,10 @@ import tyro
 from agents import make_agent, parse_agent
 from agents.evaluation.backends import finished_units
 from agents.evaluation.duplicate import rotation_seating
-from agents.evaluation.rule_options import check_rule_options, parse_rule_options, rules_with
+from agents.evaluation.rule_options import check_rule_tables, parse_rule_options, rules_with
 from agents.evaluation.runs import code_fingerprint, sigterm_interrupts
 from agents.evaluation.stats import mean_interval
-from smoor_env import PRESETS, Engine, Rules, preset_tables
+from smoor_env import PRESETS, Engine, Rules
 from smoor_env.envs.agent_loop import play_agents
 from smoor_env.observation import observe
 
@@ -88,18 +88,8 @@ class Args:
             raise ValueError("--timing-decisions must be >= 0")
         if len(self.ladder) < 2:
             raise ValueError("--ladder needs at least two agents")
-        options = parse_rule_options(self.rule_options)
         counts = sorted({*self.players, *([4] if self.timing_decisions else [])})  # timed at 4
-        for rule_set in self.rule_sets:  # an unknown name, a flag that names another preset
-            check_rule_options(rule_set, options)
-        for rules in preset_tables(self.rule_sets, counts):  # an impossible combination
-            rules.replace(**options)
-
-
-def table_rules(rule_set: str, players: int, options: dict) -> Rules:
-    """One round of the preset ``rule_set`` at ``players`` with ``options`` set (validated
-    by ``Rules``: a ValueError names an impossible combination)."""
-    return rules_with(rule_set, players, False, options)
+        check_rule_tables(self.rule_sets, counts, False, parse_rule_options(self.rule_options))
 
 
 def interval(samples: np.ndarray) -> dict:
@@ -160,7 +150,7 @@ def tables(args: Args) -> list[dict]:
 def play_table(job: dict, deals: int, batch: int) -> dict:
     """One ladder table: the stronger agent's advantage over the weaker, per deal."""
     t0 = time.perf_counter()
-    rules = table_rules(job["rule_set"], job["players"], job["rule_options"])
+    rules = rules_with(job["rule_set"], job["players"], False, job["rule_options"])
     p = rules.num_players
     names = ("stronger", "weaker")
     agents = {role: make_agent(name, **options) for role, (name, options) in
@@ -184,7 +174,7 @@ def decision_times(spec: str, rule_set: str, decisions: int, seed: int,
     4 players (``rule_options``: fields set on the preset, as in the tables)."""
     name, options = parse_agent(spec)
     agent, others = make_agent(name, **options), make_agent("greedy")
-    rules = table_rules(rule_set, 4, rule_options or {})
+    rules = rules_with(rule_set, 4, False, rule_options or {})
     rng = np.random.default_rng(seed)
     engine = Engine(rules, 1)
     times: list[float] = []

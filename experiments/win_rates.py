@@ -54,7 +54,7 @@ import tyro
 from agents import agent_names
 from agents.base import build_agents
 from agents.evaluation.duplicate import play_deals
-from agents.evaluation.rule_options import check_rule_options, parse_rule_options, rules_with
+from agents.evaluation.rule_options import check_rule_tables, parse_rule_options
 from agents.evaluation.runs import (
     RunFolder,
     Unit,
@@ -139,11 +139,8 @@ def check_args(args: Args) -> None:
                          "(pip install 'smoor-env[ray]')")
     if args.address and args.backend != "ray":
         raise ValueError("--address names a Ray cluster: it needs --backend ray")
-    options = parse_rule_options(args.rule_options)
-    for rule_set in args.rule_sets:  # a flag the preset sets, or one that makes another
-        check_rule_options(rule_set, options)
-        for players in args.players:  # an impossible combination
-            rules_with(rule_set, players, args.matches, options)
+    check_rule_tables(args.rule_sets, args.players, args.matches,
+                      parse_rule_options(args.rule_options))
     # Every agent is built once here, so that a typo in a spec (a name, an option, a value,
     # a checkpoint file) is refused before the run's folder is touched.
     build_agents(args.agents)

@@ -319,8 +319,20 @@ def test_rule_options_play_cupids_arrow_with_another_variant(tmp_path, monkeypat
     assert (plain / "results.csv").read_text() != rows
     assert (json.loads((plain / "summary.json").read_text())["fingerprints"]["settings"]
             != summary["fingerprints"]["settings"])
-    with pytest.raises(ValueError, match="--rule-options .*now None"):
+    with pytest.raises(ValueError, match=r"--rule-options \['trump_hearts=true'\] \(now \[\]\)"):
         run(Args(**common, run_name="troef", resume=True))
+    # the same options resume (the finished run is complete: nothing is played again)
+    again = run(Args(**common, rule_options=["trump_hearts=true"], run_name="troef",
+                     resume=True))
+    assert (again / "results.csv").read_text() == rows
+
+
+def test_rule_options_in_another_order_are_the_same_settings():
+    one = Args(agents=["random"], rule_sets=["cupids_arrow"], matches=True,
+               rule_options=["trump_hearts=true", "pip_scoring=true"])
+    other = Args(agents=["random"], rule_sets=["cupids_arrow"], matches=True,
+                 rule_options=["pip_scoring=true", "trump_hearts=true"])
+    assert runs.settings_fingerprint(one) == runs.settings_fingerprint(other)
 
 
 def test_rule_options_without_options_keep_the_settings_fingerprint():
@@ -336,7 +348,8 @@ def test_rule_options_without_options_keep_the_settings_fingerprint():
     (["cupids_arrow=true"], ["cupids_arrow"], "cupids_arrow sets cupids_arrow itself"),
     (["bidding=false"], ["cupids_arrow"], "changes nothing in cupids_arrow"),
     (["bidding=true"], ["smoorverliefd"], "is the rule set bidding"),
-    (["partners=true"], ["cupids_arrow"], "partners"),  # at 3 players: impossible
+    (["partners=true"], ["cupids_arrow"], "partners needs exactly 4 players"),
+    (["cupids_arrow=true"], ["smoorverliefd"], "is the rule set cupids_arrow"),  # a match
     (["queen_breaks_hearts=true"], ["cupids_arrow"], "Hearts options cannot be used"),
 ])
 def test_bad_rule_options_are_refused_before_anything_starts(tmp_path, options, rule_sets,

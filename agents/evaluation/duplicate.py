@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import build_agent
-from smoor_env import Engine, preset
+from agents.evaluation.rule_options import rules_with
+from smoor_env import Engine
 from smoor_env.envs.agent_loop import play_agents
 
 CSV_COLUMNS = ("rule_set", "players", "deal", "rotation", "seat", "agent", "round", "points",
@@ -71,7 +72,7 @@ def play_deals(rule_set: str, players: int, matches: bool, deals: np.ndarray,
     Returns:
         One row (``CSV_COLUMNS``) per game, seat and finished round, in play order.
     """
-    rules = preset(rule_set, players, matches).replace(**(rule_options or {}))
+    rules = rules_with(rule_set, players, matches, rule_options or {})
     specs = sorted({spec for lineup in lineups for spec in lineup})
     made = made or {}
     agents = [made[spec] if spec in made else build_agent(spec) for spec in specs]

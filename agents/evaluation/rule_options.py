@@ -30,14 +30,15 @@ def parse_rule_options(options: list[str]) -> dict[str, bool]:
     return parsed
 
 
-def check_rule_options(rule_set: str, options: dict[str, bool]) -> None:
+def check_rule_options(rule_set: str, options: dict[str, bool], matches: bool = False) -> None:
     """A ValueError where ``options`` would set a field the preset ``rule_set`` sets,
-    change nothing in it, or make another preset (labelled as ``rule_set``). A preset
-    played only in matches (Cupid's Arrow) is compared as a match."""
+    change nothing in it, or make another preset (labelled as ``rule_set``), compared as
+    a single round or, with ``matches`` or a preset played only in matches (Cupid's
+    Arrow), as a match."""
     if not options:
         return
     own = PRESETS[rule_set].options if rule_set in PRESETS else {}
-    matches = PRESETS[rule_set].matches_only if rule_set in PRESETS else False
+    matches = matches or (PRESETS[rule_set].matches_only if rule_set in PRESETS else False)
     base = preset(rule_set, 4, matches)
     for name, value in options.items():
         if name in own:
@@ -56,6 +57,21 @@ def check_rule_options(rule_set: str, options: dict[str, bool]) -> None:
             raise ValueError(f"--rule-options {rule_set} with "
                              + ", ".join(f"{k}={str(v).lower()}" for k, v in options.items())
                              + f" is the rule set {other.name}: use --rule-sets {other.name}")
+
+
+def check_rule_tables(rule_sets: list[str], players: list[int], matches: bool,
+                      options: dict[str, bool]) -> None:
+    """``check_rule_options`` for every rule set, and the rules of each of its tables built
+    (every count of ``players`` its preset allows; the commands refuse the others
+    themselves): a ValueError names an unknown rule set or an impossible combination,
+    before anything is played."""
+    for rule_set in rule_sets:
+        if rule_set not in PRESETS:
+            preset(rule_set)  # the ValueError listing the known names
+        check_rule_options(rule_set, options, matches)
+        for count in players:
+            if count in PRESETS[rule_set].players:
+                rules_with(rule_set, count, matches, options)
 
 
 def rules_with(rule_set: str, players: int, matches: bool, options: dict) -> Rules:

@@ -81,9 +81,11 @@ def settings_fingerprint(args: Any) -> str:
 
 def result_settings(args: dict) -> dict:
     """The settings that decide a run's results, from its arguments ``args`` (a dict, as
-    in ``summary.json``): every ``RESULT_ARGS``, and each ``OPTIONAL_RESULT_ARGS`` set."""
+    in ``summary.json``): every ``RESULT_ARGS``, and each ``OPTIONAL_RESULT_ARGS`` set, in
+    sorted order (the same flags in another order play the same games)."""
     settings = {name: args.get(name) for name in RESULT_ARGS}
-    settings.update({name: args[name] for name in OPTIONAL_RESULT_ARGS if args.get(name)})
+    settings.update({name: sorted(args[name]) for name in OPTIONAL_RESULT_ARGS
+                     if args.get(name)})
     return settings
 
 
@@ -469,7 +471,7 @@ class RunFolder:
         if differ:
             raise ValueError(
                 "--resume needs the run's own settings; these differ: " + ", ".join(
-                    f"--{n.replace('_', '-')} {before.get(n)!r} (now {now.get(n)!r})"
+                    f"--{n.replace('_', '-')} {before.get(n, [])!r} (now {now.get(n, [])!r})"
                     for n in differ))
         code = old.get("fingerprints", {}).get("code")
         if code != self.fingerprints["code"]:
