@@ -113,6 +113,14 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: on those of three or four (docs/results/2026-12-07-three-variants-prior-weight.md).
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
+#: ``prior="auto"``'s weight for the variants' network in Cupid's Arrow with one other
+#: variant of ``NETWORK_WEIGHTS`` (met Troef, Blinde Liefde, Partner or Kleine Liefde), in
+#: matches: 1.0, chosen over 0.3 (docs/results/2026-12-07-cupids-arrow-combinations-prior-weight.md:
+#: +0.003 points a round, the mean of 10 rows of 80 matches at 3-5 players; carried by
+#: Kleine Liefde's wider points, while met Troef's rows at 3 and 4 players are clear of
+#: zero the other way). With two or more others it is ``DEFAULT_PRIOR_WEIGHT``, as measured
+#: on the single-round triples.
+CUPIDS_ARROW_PAIR_WEIGHT = 1.0
 
 
 #: ``prior="auto"``'s weight for ``agents.ppo.PLAIN_NETWORK`` in each plain rule set
@@ -148,10 +156,17 @@ def network_row(rules: Rules) -> str | None:
 
 
 def network_weight(rules: Rules) -> float:
-    """``prior="auto"``'s weight for the variants' network in ``rules`` (``NETWORK_WEIGHTS``)."""
+    """``prior="auto"``'s weight for the variants' network in ``rules``: a single variant's
+    row of ``NETWORK_WEIGHTS``, Cupid's Arrow with one other variant
+    ``CUPIDS_ARROW_PAIR_WEIGHT``, any other ``DEFAULT_PRIOR_WEIGHT``."""
     variants = [name for name in GAME_ONLY_OPTIONS["smoorverliefd"] if getattr(rules, name)]
-    if len(variants) == 1 and not rules.is_hearts:
+    if rules.is_hearts:
+        return DEFAULT_PRIOR_WEIGHT
+    if len(variants) == 1:
         return NETWORK_WEIGHTS.get(variants[0], DEFAULT_PRIOR_WEIGHT)
+    others = [name for name in variants if name != "cupids_arrow"]
+    if len(variants) == 2 and len(others) == 1 and others[0] in NETWORK_WEIGHTS:
+        return CUPIDS_ARROW_PAIR_WEIGHT
     return DEFAULT_PRIOR_WEIGHT
 
 

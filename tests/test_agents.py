@@ -1481,6 +1481,31 @@ def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -
     assert network_weight(Rules(num_players=4, cupids_arrow=True)) == DEFAULT_PRIOR_WEIGHT
 
 
+def test_cupids_arrow_with_one_other_variant_has_its_own_measured_weight() -> None:
+    """Cupid's Arrow with met Troef, Blinde Liefde, Partner or Kleine Liefde plays the
+    weight measured on those pairs (``CUPIDS_ARROW_PAIR_WEIGHT``); with two others, or
+    with ``sweep_needs_all_thirteen`` (not one of the measured variants), the default."""
+    from agents.mc import (
+        CUPIDS_ARROW_PAIR_WEIGHT,
+        DEFAULT_PRIOR_WEIGHT,
+        network_weight,
+        table_prior,
+    )
+
+    assert CUPIDS_ARROW_PAIR_WEIGHT != DEFAULT_PRIOR_WEIGHT  # the row is not the default
+    match = dict(cupids_arrow=True, target_score=50)
+    for players, other in ((3, "trump_hearts"), (4, "bidding"), (4, "partners"),
+                           (5, "pip_scoring")):
+        rules = Rules(num_players=players, **match, **{other: True})
+        assert network_weight(rules) == CUPIDS_ARROW_PAIR_WEIGHT, other
+        assert table_prior(rules)[1:] == (CUPIDS_ARROW_PAIR_WEIGHT, False)  # not steering
+    for others in ({"trump_hearts": True, "bidding": True},
+                   {"sweep_needs_all_thirteen": True}):
+        assert network_weight(Rules(num_players=4, **match, **others)) == DEFAULT_PRIOR_WEIGHT
+    assert network_weight(Rules(num_players=4, trump_hearts=True, pip_scoring=True)) \
+        == DEFAULT_PRIOR_WEIGHT  # a pair without Cupid's Arrow
+
+
 @pytest.mark.parametrize("spec", ["mc:worlds=64", "ismcts:bid_worlds=64"])
 def test_a_search_too_big_for_one_engine_batch_is_searched_in_parts(monkeypatch, spec):
     """``ismcts``'s 512-world bids over a large batch of games once asked for an engine

@@ -226,10 +226,16 @@ def test_the_prior_table_is_what_prior_auto_plays():
         "Blinde Liefde, Partner, Kleine Liefde": every("bidding", "partners", "pip_scoring"),
         "met Troef": every("trump_hearts"),
         "Cupid's Arrow": every("cupids_arrow"),
+        "Cupid's Arrow with one other variant (met Troef, Blinde Liefde, Partner or Kleine "
+        "Liefde)": [
+            Rules(num_players=3, trump_hearts=True, cupids_arrow=True, target_score=50),
+            Rules(num_players=4, partners=True, cupids_arrow=True, target_score=50),
+            Rules(num_players=5, pip_scoring=True, cupids_arrow=True, target_score=50)],
         "any other (several Smoorverliefd variants at once; Smoorverliefd with "
         "`sweep_needs_all_thirteen`)": [
             Rules(num_players=4, trump_hearts=True, bidding=True),
-            Rules(num_players=5, pip_scoring=True, cupids_arrow=True, target_score=50),
+            Rules(num_players=5, pip_scoring=True, bidding=True, cupids_arrow=True,
+                  target_score=50),
             Rules(num_players=3, sweep_needs_all_thirteen=True)]}
     rows = {row[0]: row for row in table_rows(read(DOCS / "agents.md"), "## Shipped policies")}
     assert set(rows) == set(members)
