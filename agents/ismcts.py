@@ -213,7 +213,7 @@ class ISMCTSAgent(SearchAgent):
         prior_weight: points per unit of log-probability of ``prior``; None (the
             default): 0.3, or with ``prior="auto"`` the network's weight in the rule
             set's row of the table (``agents.mc.PLAIN_NETWORK_WEIGHTS``,
-            ``agents.mc.NETWORK_WEIGHTS``).
+            ``agents.mc.network_weight``).
         root: ``"ucb"``: the root's moves are chosen by UCB like every node's, each walk
             in a world of its own, and the most visited is played.
             ``"paired"``: every wave plays every legal root move in the same

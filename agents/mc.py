@@ -97,8 +97,8 @@ def _optional_agent(key: str, spec: str | None) -> Any:
 
 
 #: The prior's weight (points per unit of log-probability) where none is given: the
-#: specialists' and, as measured, that of several Smoorverliefd variants at once
-#: (``network_weight``).
+#: specialists' and, as measured, that of several Smoorverliefd variants at once, except
+#: Cupid's Arrow with one other (``CUPIDS_ARROW_PAIR_WEIGHT``; ``network_weight``).
 DEFAULT_PRIOR_WEIGHT = 0.3
 #: ``prior="auto"``'s weight for the variants' network (``agents.ppo.SHIPPED_NETWORK``) in each
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0
@@ -108,8 +108,9 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: docs/results/2026-12-06-cupids-arrow-3-5-prior-weight.md, where 0.3 is 0.007 points a
 #: round behind no prior on the mean, within noise).
 #: A rule set of several variants at once (Smoorverliefd's options,
-#: ``GAME_ONLY_OPTIONS``) gets ``DEFAULT_PRIOR_WEIGHT``, 0.3, chosen over 1.0 on the pairs
-#: of single-round variants (docs/results/2026-12-06-several-variants-prior-weight.md) and
+#: ``GAME_ONLY_OPTIONS``) gets ``DEFAULT_PRIOR_WEIGHT``, 0.3 (except Cupid's Arrow with
+#: one other: ``CUPIDS_ARROW_PAIR_WEIGHT``), chosen over 1.0 on the pairs of single-round
+#: variants (docs/results/2026-12-06-several-variants-prior-weight.md) and
 #: on those of three or four (docs/results/2026-12-07-three-variants-prior-weight.md).
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
@@ -117,9 +118,9 @@ NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partn
 #: variant of ``NETWORK_WEIGHTS`` (met Troef, Blinde Liefde, Partner or Kleine Liefde), in
 #: matches: 1.0, chosen over 0.3 (docs/results/2026-12-07-cupids-arrow-combinations-prior-weight.md:
 #: +0.003 points a round, the mean of 10 rows of 80 matches at 3-5 players; carried by
-#: Kleine Liefde's wider points, while met Troef's rows at 3 and 4 players are clear of
-#: zero the other way). With two or more others it is ``DEFAULT_PRIOR_WEIGHT``, as measured
-#: on the single-round triples.
+#: Kleine Liefde's wider points, while met Troef's rows at 3 and 4 players and Blinde
+#: Liefde's at 5 are clear of zero the other way). With two or more others it is
+#: ``DEFAULT_PRIOR_WEIGHT``, as measured on the single-round triples.
 CUPIDS_ARROW_PAIR_WEIGHT = 1.0
 
 
@@ -308,7 +309,7 @@ class MCAgent(SearchAgent):
         prior_weight: points per unit of log-probability of ``prior``; None (the
             default): ``DEFAULT_PRIOR_WEIGHT`` (0.3), or with ``prior="auto"`` the
             weight in the rule set's row of the table (``PLAIN_NETWORK_WEIGHTS``,
-            ``NETWORK_WEIGHTS``).
+            ``network_weight``).
     """
 
     name = "mc"

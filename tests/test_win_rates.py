@@ -331,7 +331,7 @@ def test_rule_options_in_another_order_are_the_same_settings():
     one = Args(agents=["random"], rule_sets=["cupids_arrow"], matches=True,
                rule_options=["trump_hearts=true", "pip_scoring=true"])
     other = Args(agents=["random"], rule_sets=["cupids_arrow"], matches=True,
-                 rule_options=["pip_scoring=true", "trump_hearts=true"])
+                 rule_options=["pip_scoring=True", "trump_hearts=true"])
     assert runs.settings_fingerprint(one) == runs.settings_fingerprint(other)
 
 

@@ -82,10 +82,11 @@ def settings_fingerprint(args: Any) -> str:
 def result_settings(args: dict) -> dict:
     """The settings that decide a run's results, from its arguments ``args`` (a dict, as
     in ``summary.json``): every ``RESULT_ARGS``, and each ``OPTIONAL_RESULT_ARGS`` set, in
-    sorted order (the same flags in another order play the same games)."""
+    sorted order and lower case (the same flags in another order or spelling play the same
+    games)."""
     settings = {name: args.get(name) for name in RESULT_ARGS}
-    settings.update({name: sorted(args[name]) for name in OPTIONAL_RESULT_ARGS
-                     if args.get(name)})
+    settings.update({name: sorted(option.lower() for option in args[name])
+                     for name in OPTIONAL_RESULT_ARGS if args.get(name)})
     return settings
 
 
