@@ -52,3 +52,8 @@ def test_preset_tables_are_every_rule_set_at_every_player_count_it_allows():
     assert all(r.target_score is None for r in tables)
     with pytest.raises(ValueError, match="unknown rule set 'hartes'"):
         preset_tables(["hartes"], [4])
+    matches = preset_tables(["cupids_arrow", "partners"], [3, 4], matches=True)
+    assert [(r.num_players, r.cupids_arrow, r.target_score) for r in matches] == [
+        (3, True, 50), (4, True, 50), (4, False, 50)]
+    with pytest.raises(ValueError, match="needs whole matches"):
+        preset_tables(["cupids_arrow"], [4])

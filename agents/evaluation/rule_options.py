@@ -7,7 +7,7 @@ Only flags the agents see in the observation (``RULE_FLAGS``) are taken: a point
 
 from __future__ import annotations
 
-from smoor_env import PRESETS, Rules, preset
+from smoor_env import PRESETS, Rules, preset, preset_tables
 from smoor_env.observation.layout import RULE_FLAGS
 
 
@@ -34,11 +34,11 @@ def check_rule_options(rule_set: str, options: dict[str, bool], matches: bool = 
     """A ValueError where ``options`` would set a field the preset ``rule_set`` sets,
     change nothing in it, or make another preset (labelled as ``rule_set``), compared as
     a single round or, with ``matches`` or a preset played only in matches (Cupid's
-    Arrow), as a match."""
+    Arrow), as a match. ``rule_set`` is a known preset (``check_rule_tables`` checks)."""
     if not options:
         return
-    own = PRESETS[rule_set].options if rule_set in PRESETS else {}
-    matches = matches or (PRESETS[rule_set].matches_only if rule_set in PRESETS else False)
+    own = PRESETS[rule_set].options
+    matches = matches or PRESETS[rule_set].matches_only
     base = preset(rule_set, 4, matches)
     for name, value in options.items():
         if name in own:
@@ -62,16 +62,14 @@ def check_rule_options(rule_set: str, options: dict[str, bool], matches: bool = 
 def check_rule_tables(rule_sets: list[str], players: list[int], matches: bool,
                       options: dict[str, bool]) -> None:
     """``check_rule_options`` for every rule set, and the rules of each of its tables built
-    (every count of ``players`` its preset allows; the commands refuse the others
-    themselves): a ValueError names an unknown rule set or an impossible combination,
-    before anything is played."""
+    (``preset_tables``: every count of ``players`` its preset allows; the commands refuse
+    the others themselves): a ValueError names an unknown rule set or an impossible
+    combination, before anything is played."""
+    tables = preset_tables(rule_sets, players, matches)  # an unknown name first
     for rule_set in rule_sets:
-        if rule_set not in PRESETS:
-            preset(rule_set)  # the ValueError listing the known names
         check_rule_options(rule_set, options, matches)
-        for count in players:
-            if count in PRESETS[rule_set].players:
-                rules_with(rule_set, count, matches, options)
+    for rules in tables:
+        rules.replace(**options)
 
 
 def rules_with(rule_set: str, players: int, matches: bool, options: dict) -> Rules:

@@ -72,15 +72,17 @@ def preset(name: str, num_players: int = 4, matches: bool = False) -> Rules:
     return _known(name).rules(num_players, matches)
 
 
-def preset_tables(names: list[str], players: list[int]) -> list[Rules]:
-    """The single-round ``Rules`` of every preset in ``names`` at every count of ``players``
-    it allows (``Preset.players``; partners: 4 only), rule set by rule set.
+def preset_tables(names: list[str], players: list[int], matches: bool = False) -> list[Rules]:
+    """The single-round ``Rules`` (with ``matches``, a match's) of every preset in
+    ``names`` at every count of ``players`` it allows (``Preset.players``; partners: 4
+    only), rule set by rule set.
 
     Raises:
-        ValueError: an unknown name (the message lists the known ones).
+        ValueError: an unknown name (the message lists the known ones), or a single round
+            of a matches-only rule set.
     """
     known = [_known(name) for name in names]
-    return [preset(k.name, p) for k in known for p in players if p in k.players]
+    return [preset(k.name, p, matches) for k in known for p in players if p in k.players]
 
 
 def _known(name: str) -> Preset:
