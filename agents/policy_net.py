@@ -77,11 +77,13 @@ class PolicyNet(nn.Module):
         """(B, 70) masked logits and (B,) values; ``mask`` is (B, 70) bool legal actions."""
         h = self.trunk(obs[:, :self.obs_size])
         logits = self.policy(h)
-        if self.card_head:
-            feats = self.cards(obs)  # (B, 52, F)
-            ctx = torch.relu(self.context(h))[:, None, :].expand(-1, 52, -1)  # (B, 52, C)
-            card = self.per_card(torch.cat([feats, ctx], dim=2)).squeeze(-1)  # (B, 52)
-            logits = torch.cat([logits[:, :52] + card, logits[:, 52:]], dim=1)
+        if self.card_head:  # only at the cards ``mask`` allows: the others are masked out
+            rows, cards = mask[:, :52].nonzero(as_tuple=True)  # (M,) each
+            feats = self.cards(obs, rows, cards)  # (M, F)
+            ctx = torch.relu(self.context(h))[rows]  # (M, C)
+            card = self.per_card(torch.cat([feats, ctx], dim=1)).squeeze(-1)  # (M,)
+            extra = torch.zeros_like(logits[:, :52]).index_put((rows, cards), card)  # (B, 52)
+            logits = torch.cat([logits[:, :52] + extra, logits[:, 52:]], dim=1)
         logits = logits.masked_fill(~mask, MASKED_LOGIT)
         return logits, self.value(h).squeeze(-1)
 
@@ -93,13 +95,16 @@ class PolicyNet(nn.Module):
 
 
 class CardFeatures(nn.Module):
-    """(B, 52, F) what the observation says about each card: ``agents.ppo.card_features``
-    (no parameters: computed in numpy, the one home of the features)."""
+    """(B, 52, F) what the observation says about each card, or (M, F) about the cards
+    ``cards`` of the observations ``rows``: ``agents.ppo.card_features`` (no parameters:
+    computed in numpy, the one home of the features)."""
 
     size = CARD_FEATURES
 
-    def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return torch.from_numpy(card_features(obs.detach().cpu().numpy())).to(obs.device)
+    def forward(self, obs: torch.Tensor, rows: torch.Tensor | None = None,
+                cards: torch.Tensor | None = None) -> torch.Tensor:
+        pairs = [None if t is None else t.cpu().numpy() for t in (rows, cards)]
+        return torch.from_numpy(card_features(obs.detach().cpu().numpy(), *pairs)).to(obs.device)
 
 
 def _init(layer: nn.Linear, std: float = 2 ** 0.5) -> nn.Linear:

@@ -169,23 +169,35 @@ _CONSTANT = np.concatenate([np.eye(4)[_SUIT], _RANK[:, None] / 12.0], 1).astype(
 CARD_FEATURES = _COLUMNS.shape[1] + _CONSTANT.shape[1] + 4
 
 
-def card_features(obs: np.ndarray) -> np.ndarray:
+def card_features(obs: np.ndarray, rows: np.ndarray | None = None,
+                  cards: np.ndarray | None = None) -> np.ndarray:
     """(B, 52, CARD_FEATURES) float32: what the observation (B, OBS) says about each card,
     the same features for every card: its place (in the hand, in the trick by seat, played
     by seat, won by seat, passed, received, the trick it was played in), its suit and rank,
     and how it stands in its suit: the cards of the suit still out (not held, not played)
     above and below it, the suit's cards in the hand, and whether a higher card of its suit
-    is in the trick."""
+    is in the trick.
+
+    Given ``rows`` and ``cards`` ((M,) ints), only those (observation, card) pairs: (M,
+    CARD_FEATURES), ``card_features(obs)[rows, cards]`` without the rest (the networks
+    read the cards they may play, or the one that was played)."""
+    if (rows is None) != (cards is None) or np.shape(rows) != np.shape(cards):
+        raise ValueError(f"rows and cards must be given together, of one shape, got "
+                         f"{np.shape(rows)} and {np.shape(cards)}")
     obs = np.asarray(obs, np.float32)
-    own = obs[:, _COLUMNS]  # (B, 52, 19)
+    # (B, 52, 19) every column of every card, or (B, 52, 11) those the derived ones need
+    own = obs[:, _COLUMNS if rows is None else _COLUMNS[:, :1 + 2 * MAX_SEATS]]
     hand = own[:, :, 0]  # (B, 52)
     trick = own[:, :, 1:1 + MAX_SEATS].sum(2)  # (B, 52)
     played = own[:, :, 1 + MAX_SEATS:1 + 2 * MAX_SEATS].sum(2)  # (B, 52)
     out = np.maximum(1 - hand - played, 0)  # (B, 52) not held, not played
     derived = np.stack([out @ _ABOVE / 12, out @ _BELOW / 12, hand @ _SAME.astype(np.float32)
                         / 13, (trick @ _ABOVE > 0).astype(np.float32)], 2)  # (B, 52, 4)
-    constant = np.broadcast_to(_CONSTANT, (len(obs), 52, _CONSTANT.shape[1]))
-    return np.concatenate([own, constant, derived], 2)
+    if rows is None:
+        constant = np.broadcast_to(_CONSTANT, (len(obs), 52, _CONSTANT.shape[1]))
+        return np.concatenate([own, constant, derived], 2)  # (B, 52, F)
+    return np.concatenate([obs[rows[:, None], _COLUMNS[cards]], _CONSTANT[cards],
+                           derived[rows, cards]], 1)  # (M, F)
 
 
 class NumpyPolicyNet:
@@ -244,17 +256,15 @@ class NumpyPolicyNet:
         for weight, bias in self.trunk:
             h = np.maximum(h @ weight + bias, 0)  # (B, width)
         logits = h @ self.policy[0] + self.policy[1]  # (B, 70)
-        if self.card_head:
+        if self.card_head:  # only at the cards ``mask`` allows: the others are masked out
             ctx = np.maximum(h @ self.context[0] + self.context[1], 0)  # (B, C)
-            feats = card_features(obs)  # (B, 52, F)
+            rows, cards = np.nonzero(mask[:, :52])  # (M,) each
+            feats = card_features(obs, rows, cards)  # (M, F)
             (w1, b1), (w2, b2) = self.per_card
-            b, f = len(obs), feats.shape[2]
-            # The first layer split: card features (shared) plus the context (per game);
-            # 2-D products (stacked 3-D ones miss BLAS).
-            per_card = (feats.reshape(b * 52, f) @ w1[:f]).reshape(b, 52, -1)  # (B, 52, C)
-            hidden = np.maximum(per_card + (ctx @ w1[f:])[:, None, :] + b1, 0)
-            card = hidden.reshape(b * 52, -1) @ w2  # (B * 52, 1)
-            logits[:, :52] += card.reshape(b, 52) + b2  # (B, 52)
+            # The first layer split: card features plus the context (one a game).
+            f = CARD_FEATURES
+            hidden = np.maximum(feats @ w1[:f] + (ctx @ w1[f:])[rows] + b1, 0)  # (M, C)
+            logits[rows, cards] += (hidden @ w2)[:, 0] + b2  # (M,)
         return np.where(mask, logits, np.float32(MASKED_LOGIT))
 
     def values(self, obs: np.ndarray) -> np.ndarray:

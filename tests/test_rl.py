@@ -275,6 +275,41 @@ def test_card_head_trains_saves_and_plays(tmp_path: Path) -> None:
         PolicyNet((16,), obs_size=1076, card_head=8)
 
 
+@pytest.mark.parametrize("game", ["smoorverliefd", "hearts"])
+def test_the_card_head_is_computed_only_at_the_cards_that_may_be_played(game: str) -> None:
+    """The shared card head runs at the legal cards alone (in DMC's fit at the card played
+    alone): there its logits are those of the head run at every card, in torch and in
+    numpy, and the card features of some (observation, card) pairs are those pairs' rows
+    of every card's features."""
+    from agents.policy_net import load_checkpoint
+    from agents.ppo import MASKED_LOGIT, card_features
+    from tests.test_agents import observations, random_positions
+
+    torch_net, _ = load_checkpoint("dmc_all")
+    assert torch_net.card_head
+    engine = random_positions(Rules(game=game, num_players=4, target_score=None), 64, seed=3)
+    obs = {k: v[~engine.state.match_over] for k, v in observations(engine).items()}
+    x, mask = obs["observation"], obs["action_mask"]  # (B, OBS), (B, 70)
+    assert (mask[:, :52].sum(1) < 52).all(), "every position rules cards out"
+    everything = np.ones_like(mask)
+    with torch.no_grad():
+        legal, _ = torch_net(torch.as_tensor(x), torch.as_tensor(mask))
+        full, _ = torch_net(torch.as_tensor(x), torch.as_tensor(everything))
+    np.testing.assert_allclose(legal.numpy()[mask], full.numpy()[mask], rtol=1e-5, atol=1e-5)
+    assert (legal.numpy()[~mask] == MASKED_LOGIT).all()
+    numpy_net = make_agent("ppo", checkpoint="dmc_all").net
+    np.testing.assert_allclose(numpy_net.logits(x, mask)[mask], full.numpy()[mask],
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(numpy_net.logits(x, everything), full.numpy(), rtol=1e-4,
+                               atol=1e-4)
+    rows, cards = np.nonzero(mask[:, :52])
+    np.testing.assert_array_equal(card_features(x, rows, cards), card_features(x)[rows, cards])
+    with pytest.raises(ValueError, match="rows and cards must be given together"):
+        card_features(x, rows)
+    with pytest.raises(ValueError, match="rows and cards must be given together"):
+        card_features(x, rows, cards[:-1])
+
+
 def test_imitation_of_mc_values_labels_once_and_reuses_them(tmp_path: Path) -> None:
     """Soft targets from mc's action values; the labels are written once, then read back
     (a second run labels nothing: its teacher could not even be built)."""

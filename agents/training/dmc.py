@@ -155,11 +155,13 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, data: dict[str, np.
     points = torch.as_tensor(data["returns"])  # (L,)
     move_points = points - torch.as_tensor(data["earned"]) if targets == "rest" else points
     value_scale = torch.as_tensor(data["value_scale"])  # (L,)
-    everything = torch.ones((1, net.policy.out_features), dtype=torch.bool)  # (1, 70)
+    # (L, 70) only the move played: the card head computes that card's value alone
+    played_only = torch.zeros((size, net.policy.out_features), dtype=torch.bool)
+    played_only[torch.arange(size), actions] = True
     move_sum = value_sum = 0.0
     for begin in range(0, size, minibatch):
         idx = order[begin:begin + minibatch]
-        logits, value = net(obs_t[idx].float() * scale, everything.expand(len(idx), -1))
+        logits, value = net(obs_t[idx].float() * scale, played_only[idx])
         played = logits.gather(1, actions[idx, None]).squeeze(1)  # (B,)
         move_target = move_points[idx] / value_scale[idx]  # (B,)
         move_loss = ((played * POINTS_PER_LOGIT / value_scale[idx] - move_target) ** 2).mean()
