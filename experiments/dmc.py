@@ -27,12 +27,19 @@ process cannot write there. ``--stop-at N`` stops after iteration N of the
 checkpoint and state, so a network from the middle of a long run is made without the rest
 of it. A run done to where it is asked to stop, given again, says so and writes nothing.
 
+With ``--actor`` a second process plays (the tables and the exploration live there) while
+this one fits: iteration i fits round i while round i + 1 is played with the network as
+it was before that fit, as DouZero's actors play a little behind its learner. An iteration
+then takes about the longer of play and fit instead of their sum when two cores are free.
+Its state holds the round played ahead too, so it goes on exactly as well.
+
     python -m experiments.dmc --init runs/ei2/gen1.pt          # warm start, the defaults
     python -m experiments.dmc --iterations 2 --num-envs 4 --out-dir /tmp/dmc   # a smoke run
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -95,6 +102,10 @@ class Args:
     """width of a fresh network's head shared by the 52 cards (0: none)"""
     seed: int = 900
     """training seed: table k deals from seed + k; exploration and minibatches from it"""
+    actor: bool = False
+    """play in a second process while this one fits: round i + 1 plays with the network
+    of before iteration i's fit (one iteration behind), so play and fit overlap on two
+    cores (another network than the same run without it; the same one again each time)"""
     save_every: int = 25
     """iterations between checkpoints (the last iteration always writes one)"""
     stop_at: int = 0
@@ -158,13 +169,14 @@ def training_code() -> str:
 
 def save_state(folder: Path, iteration: int, code: str, net: PolicyNet,
                optimizer: torch.optim.Optimizer, generator: torch.Generator,
-               rng: np.random.Generator, tables: DMCTables) -> None:
+               rng_state: dict, tables: DMCTables, ahead: dict | None = None) -> None:
     """Write everything the run needs to go on after ``iteration`` to ``folder/state.pt``,
-    with ``code`` (``training_code`` when the run began): a temporary file, flushed to
-    disk, renamed over it, so a run killed while writing keeps the old state."""
+    with ``code`` (``training_code`` when the run began), the exploration's generator state
+    and, with ``--actor``, the round played ahead: a temporary file, flushed to disk,
+    renamed over it, so a run killed while writing keeps the old state."""
     state = {"iteration": iteration, "code": code, "net": net.state_dict(),
              "optimizer": optimizer.state_dict(), "generator": generator.get_state(),
-             "rng": rng.bit_generator.state, "tables": pickle.dumps(tables)}
+             "rng": rng_state, "tables": pickle.dumps(tables), "ahead": ahead}
     temporary = folder / f".{STATE}.tmp"
     with open(temporary, "wb") as out:
         torch.save(state, out)
@@ -175,11 +187,12 @@ def save_state(folder: Path, iteration: int, code: str, net: PolicyNet,
 
 def load_state(folder: Path, state: dict, net: PolicyNet, optimizer: torch.optim.Optimizer,
                generator: torch.Generator, rng: np.random.Generator
-               ) -> tuple[int, str, DMCTables]:
+               ) -> tuple[int, str, DMCTables, dict | None]:
     """Restore ``save_state``'s network, optimiser and generators (``state``, read from
-    ``folder``) in place; return the iteration it was saved after, the run's code and the
-    tables. A state saved by a run begun under other code is refused (a ValueError): the
-    run would not be the one it began as."""
+    ``folder``) in place; return the iteration it was saved after, the run's code, the
+    tables and the round played ahead (``--actor``; else None). A state saved by a run
+    begun under other code is refused (a ValueError): the run would not be the one it
+    began as."""
     if state["code"] != training_code():
         raise ValueError(f"{folder} holds a run begun under other code ({state['code']}, now "
                          f"{training_code()}): go on with that code, or use another "
@@ -188,7 +201,153 @@ def load_state(folder: Path, state: dict, net: PolicyNet, optimizer: torch.optim
     optimizer.load_state_dict(state["optimizer"])
     generator.set_state(state["generator"])
     rng.bit_generator.state = state["rng"]
-    return state["iteration"], state["code"], pickle.loads(state["tables"])
+    return (state["iteration"], state["code"], pickle.loads(state["tables"]),
+            state.get("ahead"))
+
+
+def play_tables(tables: DMCTables, choose) -> tuple[dict[str, np.ndarray], float]:
+    """One round of every game of every table (``DMCTables.play_round``), its decisions'
+    fields concatenated, and the seconds it took."""
+    start = time.perf_counter()
+    parts = [tables.play_round(k, choose) for k in range(len(tables.rules))]
+    data = {key: np.concatenate([part[key] for part in parts]) for key in FIELDS}
+    return data, time.perf_counter() - start
+
+
+class SerialPlayer:
+    """Plays the tables in this process, with the network as it is."""
+
+    def __init__(self, net: PolicyNet, tables: DMCTables, rng: np.random.Generator,
+                 epsilon: float) -> None:
+        self.net, self.tables, self.rng = net, tables, rng
+        self.choose = epsilon_greedy(net, epsilon, rng)
+
+    def round(self) -> tuple[dict[str, np.ndarray], float]:
+        """The round this iteration fits, and the seconds its play took."""
+        self.net.eval()
+        return play_tables(self.tables, self.choose)
+
+    def collect(self) -> None:
+        """Nothing is played ahead."""
+
+    def state(self) -> tuple[dict, DMCTables, None]:
+        """The exploration's generator state, the tables and the round played ahead."""
+        return self.rng.bit_generator.state, self.tables, None
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+
+class ActorPlayer:
+    """Plays the tables in a second process (``--actor``), one round ahead: ``round`` gives
+    the round played before and sets the next one going with the network as it is then,
+    ``collect`` waits for it."""
+
+    def __init__(self, net: PolicyNet, tables: DMCTables, rng: np.random.Generator,
+                 epsilon: float, ahead: dict | None) -> None:
+        import multiprocessing
+
+        self.net = net
+        shape = {"hidden": net.hidden, "obs_size": net.obs_size, "card_head": net.card_head}
+        context = multiprocessing.get_context("spawn")  # no forked torch threads
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_actor, name="dmc-actor", daemon=True,
+                                       args=(child, shape, epsilon, tables,
+                                             rng.bit_generator.state))
+        self.process.start()
+        child.close()
+        self.ahead = ahead  # (data, seconds) of the round played ahead, or None
+        self.busy = False  # a round is being played
+
+    def _ask(self, command: str, payload=None):
+        self.conn.send((command, payload))
+        return self._answer()
+
+    def _answer(self):
+        try:
+            kind, answer = self.conn.recv()
+        except EOFError:
+            raise RuntimeError("the actor process stopped without a word (exit code "
+                               f"{self.process.exitcode})") from None
+        if kind == "error":
+            raise RuntimeError(f"the actor process failed:\n{answer}")
+        return answer
+
+    def _weights(self) -> dict[str, np.ndarray]:
+        return {k: v.detach().cpu().numpy().copy() for k, v in self.net.state_dict().items()}
+
+    def round(self) -> tuple[dict[str, np.ndarray], float]:
+        """The round this iteration fits (played ahead; at a run's first iteration, now),
+        after setting the next one going with the network as it is now."""
+        if self.ahead is None:
+            self.busy = True
+            self.ahead = self._ask("play", self._weights())
+            self.busy = False
+        round_, self.ahead = self.ahead, None
+        self.conn.send(("play", self._weights()))
+        self.busy = True
+        return round_
+
+    def collect(self) -> None:
+        """Wait for the round played ahead."""
+        self.ahead = self._answer()
+        self.busy = False
+
+    def state(self) -> tuple[dict, DMCTables, tuple[dict, float] | None]:
+        """The actor's exploration generator state and tables, and the round played ahead
+        (after ``collect``)."""
+        rng_state, tables = self._ask("state")
+        return rng_state, tables, self.ahead
+
+    def close(self) -> None:
+        """Stop the actor: told to when idle; while it plays (a stop mid-iteration), at
+        once, its round lost with the iteration (a run goes on from its saved state)."""
+        if not self.busy:
+            with contextlib.suppress(OSError):  # BrokenPipeError: gone already (Ctrl-C)
+                self.conn.send(("stop", None))
+            self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        self.conn.close()
+
+
+def _one_blas_thread():
+    """numpy's BLAS on one thread in this process while the context lasts: with
+    ``--actor`` each process has a core, and BLAS threads of one would spin on the
+    other's."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().limit(limits=1, user_api="blas")
+
+
+def _actor(conn, shape: dict, epsilon: float, tables: DMCTables, rng_state: dict) -> None:
+    """The actor process: plays a round of every table with the weights it is sent, and
+    gives its state when asked, until told to stop."""
+    torch.set_num_threads(1)
+    net = PolicyNet(tuple(shape["hidden"]), obs_size=shape["obs_size"],
+                    card_head=shape["card_head"])
+    net.eval()
+    rng = np.random.default_rng()
+    rng.bit_generator.state = rng_state
+    choose = epsilon_greedy(net, epsilon, rng)
+    try:
+        _one_blas_thread()  # for the rest of this process
+        while True:
+            command, payload = conn.recv()
+            if command == "play":
+                net.load_state_dict({k: torch.from_numpy(v) for k, v in payload.items()})
+                conn.send(("ok", play_tables(tables, choose)))
+            elif command == "state":
+                conn.send(("ok", (rng.bit_generator.state, tables)))
+            else:
+                return
+    except (KeyboardInterrupt, EOFError, BrokenPipeError):  # Ctrl-C, or the learner gone
+        return
+    except Exception:  # a bug: the learner says so
+        import traceback
+
+        conn.send(("error", traceback.format_exc()))
 
 
 def run(args: Args) -> list[dict]:
@@ -229,42 +388,54 @@ def _train(args: Args, folder: Path) -> list[dict]:
             log(args.progress, f"{folder} holds a run done to iteration {args.last()} (of "
                                f"{args.iterations}; state after {state['iteration']})")
             return [row for row in read_jsonl(logged) if row["iteration"] <= args.last()]
-        done, code, tables = load_state(folder, state, net, optimizer, generator, rng)
+        done, code, tables, ahead = load_state(folder, state, net, optimizer, generator, rng)
         rows = [row for row in read_jsonl(logged) if row["iteration"] <= done]  # later: redone
         log(args.progress, f"going on after iteration {done}")
     else:
         code, tables = training_code(), DMCTables(rules, args.num_envs, args.seed)
+        ahead = None
     write_atomic(folder / "log.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
-    choose = epsilon_greedy(net, args.epsilon, rng)
-    for iteration in range(done + 1, args.last() + 1):
-        start = time.perf_counter()
-        net.eval()
-        parts = [tables.play_round(k, choose) for k in range(len(rules))]
-        data = {key: np.concatenate([part[key] for part in parts]) for key in FIELDS}
-        played = time.perf_counter()
-        net.train()
-        optimizer.param_groups[0]["lr"] = args.learning_rate * (
-            1 - (iteration - 1) / args.iterations)
-        fitted = update(net, optimizer, data, args.minibatch, generator, args.value_coef,
-                        targets=args.targets)
-        row = {"iteration": iteration, "decisions": fitted.decisions,
-               "move_mse": fitted.move_mse, "value_mse": fitted.value_mse,
-               "play_seconds": played - start,
-               "update_seconds": time.perf_counter() - played}
-        rows.append(row)
-        with open(folder / "log.jsonl", "a") as out:
-            out.write(json.dumps(row) + "\n")
-        log(args.progress, f"iteration {iteration}: {fitted.decisions} decisions, move "
-                           f"error {fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
-                           f"{row['play_seconds']:.1f} s play + {row['update_seconds']:.1f} s "
-                           "fit")
-        if iteration % args.save_every == 0 or iteration == args.last():
-            net.eval()
-            save_checkpoint(folder / f"it{iteration}.pt", net,
-                            {**dataclasses.asdict(args), "iteration": iteration,
-                             "method": "dmc", "game": "all", "num_players": args.players})
-            save_state(folder, iteration, code, net, optimizer, generator, rng, tables)
+    player = (ActorPlayer(net, tables, rng, args.epsilon, ahead) if args.actor
+              else SerialPlayer(net, tables, rng, args.epsilon))
+    try:
+        with _one_blas_thread() if args.actor else contextlib.nullcontext():
+            for iteration in range(done + 1, args.last() + 1):
+                rows.append(_iteration(args, folder, iteration, code, net, optimizer,
+                                       generator, player))
+    finally:
+        player.close()
     return rows
+
+
+def _iteration(args: Args, folder: Path, iteration: int, code: str, net: PolicyNet,
+               optimizer: torch.optim.Optimizer, generator: torch.Generator,
+               player: SerialPlayer | ActorPlayer) -> dict:
+    """Fit iteration ``iteration``'s round, log it, save at a checkpoint; its log row."""
+    start = time.perf_counter()
+    data, play_seconds = player.round()
+    played = time.perf_counter()
+    net.train()
+    optimizer.param_groups[0]["lr"] = args.learning_rate * (1 - (iteration - 1) / args.iterations)
+    fitted = update(net, optimizer, data, args.minibatch, generator, args.value_coef,
+                    targets=args.targets)
+    fit_seconds = time.perf_counter() - played
+    player.collect()
+    row = {"iteration": iteration, "decisions": fitted.decisions, "move_mse": fitted.move_mse,
+           "value_mse": fitted.value_mse, "play_seconds": play_seconds,
+           "update_seconds": fit_seconds, "seconds": time.perf_counter() - start}
+    with open(folder / "log.jsonl", "a") as out:
+        out.write(json.dumps(row) + "\n")
+    log(args.progress, f"iteration {iteration}: {fitted.decisions} decisions, move error "
+                       f"{fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
+                       f"{play_seconds:.1f} s play + {fit_seconds:.1f} s fit"
+                       + (f", {row['seconds']:.1f} s in all" if args.actor else ""))
+    if iteration % args.save_every == 0 or iteration == args.last():
+        net.eval()
+        save_checkpoint(folder / f"it{iteration}.pt", net,
+                        {**dataclasses.asdict(args), "iteration": iteration,
+                         "method": "dmc", "game": "all", "num_players": args.players})
+        save_state(folder, iteration, code, net, optimizer, generator, *player.state())
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@ learns the round's outcome for the seat that played it. Skipped without PyTorch.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -161,8 +162,12 @@ SMALL = ["--num-envs", "2", "--rule-sets", "smoorverliefd", "hearts", "--players
          "--hidden", "32", "--card-head", "8", "--save-every", "2", "--no-progress"]
 
 
-def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, monkeypatch):
-    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(tmp_path / "whole")]) == 0
+@pytest.mark.parametrize("actor", [[], ["--actor"]], ids=["serial", "actor"])
+def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, monkeypatch,
+                                                                   actor):
+    """Also with --actor: the round it played ahead is saved with the state."""
+    small = [*SMALL, *actor]
+    assert dmc.main([*small, "--iterations", "5", "--out-dir", str(tmp_path / "whole")]) == 0
 
     real_update, calls = dmc.update, []
 
@@ -174,13 +179,13 @@ def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, mo
 
     monkeypatch.setattr(dmc, "update", stopped_in_iteration_4)
     broken = tmp_path / "broken"
-    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(broken)]) == 130
+    assert dmc.main([*small, "--iterations", "5", "--out-dir", str(broken)]) == 130
     lines = (broken / "log.jsonl").read_text().splitlines()
     assert [json.loads(line)["iteration"] for line in lines] == [1, 2, 3]
     assert not (broken / "it4.pt").exists()
     monkeypatch.setattr(dmc, "update", real_update)
     # Iteration 3 was not saved: the run goes on after 2 and plays 3 again.
-    assert dmc.main([*SMALL, "--iterations", "5", "--out-dir", str(broken)]) == 0
+    assert dmc.main([*small, "--iterations", "5", "--out-dir", str(broken)]) == 0
 
     for name in ("it2.pt", "it4.pt", "it5.pt"):
         a, b = (load_checkpoint(tmp_path / run / name)[0].state_dict()
@@ -188,9 +193,39 @@ def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, mo
         assert all(torch.equal(a[key], b[key]) for key in a), name
     rows = [[json.loads(line) for line in (tmp_path / run / "log.jsonl").read_text().splitlines()]
             for run in ("whole", "broken")]
-    drop = ("play_seconds", "update_seconds")
+    drop = ("play_seconds", "update_seconds", "seconds")
     assert [{k: v for k, v in row.items() if k not in drop} for row in rows[0]] == \
         [{k: v for k, v in row.items() if k not in drop} for row in rows[1]]
+
+
+def test_with_an_actor_each_round_is_played_by_the_network_one_iteration_behind(tmp_path):
+    """--actor plays round i + 1 while iteration i fits, with the network as it was before
+    that fit: round 1 and round 2 both by the first network, so iteration 1 is the serial
+    run's and iteration 2 is not; replayed here step by step, it is exactly the run's."""
+    argv = [*SMALL, "--iterations", "2", "--save-every", "1"]
+    assert dmc.main([*argv, "--actor", "--out-dir", str(tmp_path / "actor")]) == 0
+    assert dmc.main([*argv, "--out-dir", str(tmp_path / "serial")]) == 0
+    args = dmc.Args(num_envs=2, rule_sets=["smoorverliefd", "hearts"], players=[4],
+                    hidden=[32], card_head=8, iterations=2)
+    torch.manual_seed(args.seed)
+    net = PolicyNet((32,), card_head=8)
+    playing = copy.deepcopy(net)  # the actor's copy
+    tables = DMCTables(args.tables(), args.num_envs, args.seed)
+    choose = epsilon_greedy(playing, args.epsilon, np.random.default_rng(args.seed))
+    generator = torch.Generator().manual_seed(args.seed)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    ahead, _ = dmc.play_tables(tables, choose)  # round 1, by the first network
+    for iteration in (1, 2):
+        data = ahead
+        playing.load_state_dict(net.state_dict())
+        ahead, _ = dmc.play_tables(tables, choose)  # round i + 1, by the network before fit i
+        optimizer.param_groups[0]["lr"] = args.learning_rate * (1 - (iteration - 1) / 2)
+        update(net, optimizer, data, args.minibatch, generator, args.value_coef)
+        made, serial = (load_checkpoint(tmp_path / run / f"it{iteration}.pt")[0].state_dict()
+                        for run in ("actor", "serial"))
+        assert all(torch.equal(made[k], v) for k, v in net.state_dict().items()), iteration
+        same_as_serial = all(torch.equal(made[k], serial[k]) for k in made)
+        assert same_as_serial == (iteration == 1), iteration
 
 
 def test_stop_at_makes_the_middle_of_a_long_run_and_the_run_goes_on_from_it(tmp_path):
