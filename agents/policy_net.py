@@ -88,6 +88,28 @@ class PolicyNet(nn.Module):
         return logits, self.value(h).squeeze(-1)
 
     @torch.no_grad()
+    def deepened(self, layers: int) -> PolicyNet:
+        """A copy with ``layers`` more trunk layers of the last one's width that compute
+        the same function (Net2DeeperNet, Chen et al. 2016): each new layer starts as the
+        identity, exact after a ReLU (its inputs are >= 0), so a trained network grows
+        without losing what it knows, and the heads read what they read before."""
+        if layers < 0 or (layers and not self.hidden):
+            raise ValueError(f"a network with a trunk grows by layers >= 0, got {layers} "
+                             f"for a trunk of {list(self.hidden)}")
+        if not layers:
+            return self
+        width = self.hidden[-1]
+        grown = PolicyNet((*self.hidden, *[width] * layers), obs_size=self.obs_size,
+                          num_actions=self.policy.out_features, card_head=self.card_head)
+        state = grown.state_dict()
+        state.update(self.state_dict())  # the trunk's first layers and every head
+        for k in range(len(self.hidden), len(grown.hidden)):
+            state[f"trunk.{2 * k}.weight"] = torch.eye(width)
+            state[f"trunk.{2 * k}.bias"] = torch.zeros(width)
+        grown.load_state_dict(state)
+        return grown.train(self.training)
+
+    @torch.no_grad()
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """(B, 70) numpy masked logits of numpy observations (B, OBS) and bool masks
         (B, 70): what ``agents.ppo.PPOAgent`` plays (``net=``)."""

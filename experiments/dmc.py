@@ -98,6 +98,9 @@ class Args:
     --hidden and --card-head)"""
     hidden: list[int] = field(default_factory=lambda: [512, 512])
     """layer sizes of a fresh network"""
+    deepen: int = 0
+    """trunk layers added to --init's network, each starting as the identity (the same
+    moves and values at first: it grows without forgetting)"""
     card_head: int = 64
     """width of a fresh network's head shared by the 52 cards (0: none)"""
     seed: int = 900
@@ -139,6 +142,9 @@ class Args:
         if self.seed < 0 or self.seed + len(self.tables()) > 1000:
             raise ValueError(f"--seed {self.seed} leaves the training seeds 0-999 with "
                              f"{len(self.tables())} tables")
+        if self.deepen < 0 or (self.deepen and not self.init):
+            raise ValueError(f"--deepen grows the --init network by >= 0 layers, got "
+                             f"{self.deepen}" + ("" if self.init else " without --init"))
         if self.init:
             load_checkpoint(self.init)
         elif self.card_head < 0:
@@ -366,7 +372,7 @@ def _train(args: Args, folder: Path) -> list[dict]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     if args.init:
-        net = load_checkpoint(args.init)[0]
+        net = load_checkpoint(args.init)[0].deepened(args.deepen)
     else:
         net = PolicyNet(tuple(args.hidden), obs_size=OBSERVATION_SIZE, card_head=args.card_head)
     rules = args.tables()

@@ -150,6 +150,7 @@ def test_the_command_makes_the_same_network_twice_and_it_plays(tmp_path: Path):
     ("--iterations", "0", "--iterations must be at least 1"),
     ("--seed", "990", "leaves the training seeds 0-999"),
     ("--init", "no/such.pt", "no/such.pt"),
+    ("--deepen", "1", "--deepen grows the --init network"),
 ])
 def test_the_command_refuses_settings_that_cannot_run(tmp_path, capsys, option, value,
                                                       message):
@@ -160,6 +161,24 @@ def test_the_command_refuses_settings_that_cannot_run(tmp_path, capsys, option, 
 
 SMALL = ["--num-envs", "2", "--rule-sets", "smoorverliefd", "hearts", "--players", "4",
          "--hidden", "32", "--card-head", "8", "--save-every", "2", "--no-progress"]
+
+
+def test_deepen_grows_the_init_network_which_then_trains(tmp_path):
+    """--deepen 1 --init a run's checkpoint: one more trunk layer, which starts as the
+    identity (the first round is played as the smaller network plays it) and learns."""
+    assert dmc.main([*SMALL, "--iterations", "1", "--out-dir", str(tmp_path / "small")]) == 0
+    small = tmp_path / "small" / "it1.pt"
+    assert dmc.main([*SMALL, "--iterations", "1", "--init", str(small), "--deepen", "1",
+                     "--out-dir", str(tmp_path / "grown")]) == 0
+    trained = load_checkpoint(tmp_path / "grown" / "it1.pt")[0]
+    assert trained.hidden == (32, 32)
+    assert not torch.equal(trained.trunk[2].weight, torch.eye(32))  # it learned
+    net = load_checkpoint(small)[0]
+    rounds = [dmc.play_tables(DMCTables(dmc.Args(rule_sets=["smoorverliefd", "hearts"],
+                                                 players=[4]).tables(), 2, 5),
+                              epsilon_greedy(player, 0.03, np.random.default_rng(0)))[0]
+              for player in (net, net.deepened(1))]
+    np.testing.assert_array_equal(rounds[0]["actions"], rounds[1]["actions"])
 
 
 @pytest.mark.parametrize("actor", [[], ["--actor"]], ids=["serial", "actor"])

@@ -310,6 +310,33 @@ def test_the_card_head_is_computed_only_at_the_cards_that_may_be_played(game: st
         card_features(x, rows, cards[:-1])
 
 
+def test_a_deepened_network_plays_the_same_moves_and_values(tmp_path: Path) -> None:
+    """Layers added to a trained network's trunk start as the identity: the same logits
+    and values, in torch and, saved, in numpy; only a trunk can grow."""
+    from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
+    from tests.test_agents import observations, random_positions
+
+    net, args = load_checkpoint("dmc_all")
+    grown = net.deepened(2)
+    assert grown.hidden == (*net.hidden, net.hidden[-1], net.hidden[-1])
+    assert net.deepened(0) is net
+    engine = random_positions(Rules(game="hearts", num_players=5, target_score=None), 32, 5)
+    obs = {k: v[~engine.state.match_over] for k, v in observations(engine).items()}
+    x, mask = torch.as_tensor(obs["observation"]), torch.as_tensor(obs["action_mask"])
+    with torch.no_grad():
+        for before, after in zip(net(x, mask), grown(x, mask), strict=True):
+            np.testing.assert_allclose(after.numpy(), before.numpy(), rtol=1e-5, atol=1e-5)
+    save_checkpoint(tmp_path / "grown.pt", grown, args)
+    played = make_agent("ppo", checkpoint=str(tmp_path / "grown.pt"))
+    np.testing.assert_allclose(played.net.logits(obs["observation"], obs["action_mask"]),
+                               net.logits(obs["observation"], obs["action_mask"]),
+                               rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="grows by layers >= 0"):
+        net.deepened(-1)
+    with pytest.raises(ValueError, match="grows by layers >= 0"):
+        PolicyNet(()).deepened(1)
+
+
 def test_imitation_of_mc_values_labels_once_and_reuses_them(tmp_path: Path) -> None:
     """Soft targets from mc's action values; the labels are written once, then read back
     (a second run labels nothing: its teacher could not even be built)."""
