@@ -8,10 +8,11 @@ the run's ``it<i>.pt``, every screen on one seed) and draws one panel per screen
 (rule set and player count): the policy's points a round less ``mc``'s (Hearts: penalty
 points saved) with its 95% interval, one line per run. A run that started from another
 run's checkpoint (its ``--init`` is ``.../<run folder>/it<k>.pt``, the folder named as
-that run's ``--out-dir`` ends) goes on from that checkpoint's decisions and screen; a run
-started from another file has trained on nothing before it, and its iteration 0 is that
-file, screened in its own folder or in another given run's that started from the same
-file. Writes the plot (PNG and SVG) and its points as CSV.
+that run's ``--out-dir`` ends, or a shipped checkpoint a run wrote, as ``dmc3_it1000``)
+goes on from that checkpoint's decisions and screen; a run started from another file has
+trained on nothing before it, and its iteration 0 is that file, screened in its own folder
+or in another given run's that started from the same file. Writes the plot (PNG and SVG)
+and its points as CSV.
 
     python -m experiments.dmc_curve                  # the committed runs, into docs/results/rl/
 """
@@ -26,6 +27,7 @@ from typing import NamedTuple
 
 from agents.evaluation.plots import save_figure
 from agents.evaluation.runs import checked_command, read_jsonl, write_csv
+from agents.ppo import read_checkpoint, resolve_checkpoint
 
 PROG = "python -m experiments.dmc_curve"
 RESULTS = Path("docs/results/rl")
@@ -88,7 +90,7 @@ class Run:
         path = folder / "args.json"
         try:
             args = json.loads(path.read_text())
-            init, out_dir = str(args["init"]), Path(args["out_dir"]).name
+            init, out_dir = run_checkpoint(str(args["init"])), Path(args["out_dir"]).name
             path = folder / "log.jsonl"
             decisions: dict[int, int] = {}
             for row in read_jsonl(path):
@@ -114,6 +116,22 @@ class Run:
             raise ValueError(f"{folder} has a screen of iteration {min(late)} beyond its log "
                              f"({len(trained) - 1} iterations)")
         return cls(folder.name, init, out_dir, trained, screens)
+
+
+def run_checkpoint(init: str) -> str:
+    """``--init`` as the curve follows it: a shipped checkpoint that a DMC run wrote (its
+    training args name the run's ``out_dir`` and ``iteration``, as ``dmc3_it1000``'s do)
+    as that run's ``<folder>/it<i>.pt``, so a run from it goes on from there; any other
+    as given."""
+    if not init or CHECKPOINT.fullmatch(init):
+        return init
+    try:
+        args = read_checkpoint(resolve_checkpoint(init)).get("args", {})
+    except (OSError, ValueError):  # not a shipped name: a file trained on nothing here
+        return init
+    if args.get("method") == "dmc" and "out_dir" in args and "iteration" in args:
+        return f"{Path(args['out_dir']).name}/it{int(args['iteration'])}.pt"
+    return init
 
 
 class Origin(NamedTuple):

@@ -61,6 +61,17 @@ def test_a_run_from_another_runs_checkpoint_goes_on_from_its_decisions_and_scree
     assert points["c", 1, "smoorverliefd"].decisions == 26  # a's 20, b's 5, its own 1
 
 
+def test_a_run_from_a_shipped_checkpoint_goes_on_from_the_run_that_wrote_it(tmp_path):
+    """dmc3_it1000 ships with its training args (run 3's folder, iteration 1,000): a run
+    from it goes on from run 3's decisions and screen there."""
+    three = make_run(tmp_path / "three", "", [2] * 1000, {1000: -1.0}, out_dir="runs/dmc3")
+    four = make_run(tmp_path / "four", "dmc3_it1000", [3], {1: -0.5})
+    points = by_key(curve_points([Run.load(three), Run.load(four)]))
+    start = points["four", 0, "smoorverliefd"]
+    assert (start.decisions, start.mean) == (2000, -1.0)
+    assert points["four", 1, "smoorverliefd"].decisions == 2003
+
+
 def test_a_run_trained_into_an_absolute_folder_is_found_by_its_folders_name(tmp_path):
     a = make_run(tmp_path / "a", "gen1.pt", [10, 10], {2: -2.0}, out_dir="/work/x/runs/dmcA")
     b = make_run(tmp_path / "b", "runs/dmcA/it2.pt", [5], {1: -1.0})
