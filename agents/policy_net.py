@@ -92,7 +92,8 @@ class PolicyNet(nn.Module):
         """A copy with ``layers`` more trunk layers of the last one's width that compute
         the same function (Net2DeeperNet, Chen et al. 2016): each new layer starts as the
         identity, exact after a ReLU (its inputs are >= 0), so a trained network grows
-        without losing what it knows, and the heads read what they read before."""
+        without losing what it knows, and the heads read what they read before. With
+        ``layers`` = 0, this network itself."""
         if layers < 0 or (layers and not self.hidden):
             raise ValueError(f"a network with a trunk grows by layers >= 0, got {layers} "
                              f"for a trunk of {list(self.hidden)}")

@@ -228,7 +228,7 @@ class SerialPlayer:
         self.net, self.tables, self.rng = net, tables, rng
         self.choose = epsilon_greedy(net, epsilon, rng)
 
-    def round(self) -> tuple[dict[str, np.ndarray], float]:
+    def round(self, more: bool = True) -> tuple[dict[str, np.ndarray], float]:
         """The round this iteration fits, and the seconds its play took."""
         self.net.eval()
         return play_tables(self.tables, self.choose)
@@ -282,22 +282,25 @@ class ActorPlayer:
     def _weights(self) -> dict[str, np.ndarray]:
         return {k: v.detach().cpu().numpy().copy() for k, v in self.net.state_dict().items()}
 
-    def round(self) -> tuple[dict[str, np.ndarray], float]:
+    def round(self, more: bool = True) -> tuple[dict[str, np.ndarray], float]:
         """The round this iteration fits (played ahead; at a run's first iteration, now),
-        after setting the next one going with the network as it is now."""
+        after setting the next one going with the network as it is now (unless ``more``
+        is False: the schedule's last iteration)."""
         if self.ahead is None:
             self.busy = True
             self.ahead = self._ask("play", self._weights())
             self.busy = False
         round_, self.ahead = self.ahead, None
-        self.conn.send(("play", self._weights()))
-        self.busy = True
+        if more:
+            self.conn.send(("play", self._weights()))
+            self.busy = True
         return round_
 
     def collect(self) -> None:
-        """Wait for the round played ahead."""
-        self.ahead = self._answer()
-        self.busy = False
+        """Wait for the round played ahead, if one is being played."""
+        if self.busy:
+            self.ahead = self._answer()
+            self.busy = False
 
     def state(self) -> tuple[dict, DMCTables, tuple[dict, float] | None]:
         """The actor's exploration generator state and tables, and the round played ahead
@@ -348,12 +351,13 @@ def _actor(conn, shape: dict, epsilon: float, tables: DMCTables, rng_state: dict
                 conn.send(("ok", (rng.bit_generator.state, tables)))
             else:
                 return
-    except (KeyboardInterrupt, EOFError, BrokenPipeError):  # Ctrl-C, or the learner gone
+    except (KeyboardInterrupt, EOFError, OSError):  # Ctrl-C, or the learner gone
         return
-    except Exception:  # a bug: the learner says so
+    except Exception:  # a bug: the learner says so, if it is there to hear
         import traceback
 
-        conn.send(("error", traceback.format_exc()))
+        with contextlib.suppress(OSError):
+            conn.send(("error", traceback.format_exc()))
 
 
 def run(args: Args) -> list[dict]:
@@ -395,6 +399,10 @@ def _train(args: Args, folder: Path) -> list[dict]:
                                f"{args.iterations}; state after {state['iteration']})")
             return [row for row in read_jsonl(logged) if row["iteration"] <= args.last()]
         done, code, tables, ahead = load_state(folder, state, net, optimizer, generator, rng)
+        if (ahead is not None) != args.actor:  # args.json says it cannot; the state must too
+            raise ValueError(f"{folder}'s state holds {'a' if ahead is not None else 'no'} "
+                             f"round played ahead, and the run goes on with"
+                             f"{'' if args.actor else 'out'} --actor: use another --out-dir")
         rows = [row for row in read_jsonl(logged) if row["iteration"] <= done]  # later: redone
         log(args.progress, f"going on after iteration {done}")
     else:
@@ -418,7 +426,7 @@ def _iteration(args: Args, folder: Path, iteration: int, code: str, net: PolicyN
                player: SerialPlayer | ActorPlayer) -> dict:
     """Fit iteration ``iteration``'s round, log it, save at a checkpoint; its log row."""
     start = time.perf_counter()
-    data, play_seconds = player.round()
+    data, play_seconds = player.round(more=iteration < args.iterations)
     played = time.perf_counter()
     net.train()
     optimizer.param_groups[0]["lr"] = args.learning_rate * (1 - (iteration - 1) / args.iterations)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import multiprocessing
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +200,7 @@ def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, mo
     monkeypatch.setattr(dmc, "update", stopped_in_iteration_4)
     broken = tmp_path / "broken"
     assert dmc.main([*small, "--iterations", "5", "--out-dir", str(broken)]) == 130
+    assert multiprocessing.active_children() == []  # the actor stopped with the run
     lines = (broken / "log.jsonl").read_text().splitlines()
     assert [json.loads(line)["iteration"] for line in lines] == [1, 2, 3]
     assert not (broken / "it4.pt").exists()
@@ -206,6 +208,8 @@ def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, mo
     # Iteration 3 was not saved: the run goes on after 2 and plays 3 again.
     assert dmc.main([*small, "--iterations", "5", "--out-dir", str(broken)]) == 0
 
+    # the schedule's last iteration plays nothing ahead
+    assert torch.load(tmp_path / "whole" / "state.pt", weights_only=False)["ahead"] is None
     for name in ("it2.pt", "it4.pt", "it5.pt"):
         a, b = (load_checkpoint(tmp_path / run / name)[0].state_dict()
                 for run in ("whole", "broken"))
@@ -310,6 +314,37 @@ def test_a_run_goes_on_only_with_its_own_settings_and_code(tmp_path, capsys, mon
     assert dmc.main([*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]) == 2
     assert "checkpoints of a run without a saved state" in capsys.readouterr().err
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_a_run_from_before_a_setting_existed_goes_on_with_that_settings_default(tmp_path,
+                                                                               capsys):
+    """args.json written before --actor and --deepen existed: made with their defaults, so
+    the finished run is done (nothing written); asked for another value, it is refused."""
+    argv = [*SMALL, "--iterations", "1", "--out-dir", str(tmp_path)]
+    assert dmc.main(argv) == 0
+    recorded = json.loads((tmp_path / "args.json").read_text())
+    del recorded["actor"], recorded["deepen"]
+    (tmp_path / "args.json").write_text(json.dumps(recorded))
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert dmc.main(argv) == 0  # done: it writes nothing
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    capsys.readouterr()
+    assert dmc.main([*argv, "--actor"]) == 2
+    assert "other settings (--actor False)" in capsys.readouterr().err
+
+
+def test_a_state_saved_with_a_round_played_ahead_goes_on_only_with_an_actor(tmp_path, capsys):
+    """--stop-at 1 of 2 with --actor saves round 2 played ahead; were args.json to lose
+    --actor, the state itself refuses to go on without it."""
+    argv = [*SMALL, "--iterations", "2", "--out-dir", str(tmp_path)]
+    assert dmc.main([*argv, "--stop-at", "1", "--actor"]) == 0
+    assert torch.load(tmp_path / "state.pt", weights_only=False)["ahead"] is not None
+    recorded = json.loads((tmp_path / "args.json").read_text())
+    del recorded["actor"]
+    (tmp_path / "args.json").write_text(json.dumps(recorded))
+    capsys.readouterr()
+    assert dmc.main(argv) == 2
+    assert "round played ahead, and the run goes on without --actor" in capsys.readouterr().err
 
 
 def test_a_folder_another_process_trains_in_is_refused(tmp_path, capsys):

@@ -296,6 +296,14 @@ def test_the_card_head_is_computed_only_at_the_cards_that_may_be_played(game: st
         legal, _ = torch_net(torch.as_tensor(x), torch.as_tensor(mask))
         full, _ = torch_net(torch.as_tensor(x), torch.as_tensor(everything))
     np.testing.assert_allclose(legal.numpy()[mask], full.numpy()[mask], rtol=1e-5, atol=1e-5)
+    with torch.no_grad():  # the head at all 52 cards, written out as it was before
+        h = torch_net.trunk(torch.as_tensor(x))
+        ctx = torch.relu(torch_net.context(h))[:, None, :].expand(-1, 52, -1)  # (B, 52, C)
+        feats = torch.as_tensor(card_features(x))  # (B, 52, F)
+        card = torch_net.per_card(torch.cat([feats, ctx], 2)).squeeze(-1)  # (B, 52)
+        reference = torch_net.policy(h)[:, :52] + card
+    np.testing.assert_allclose(legal.numpy()[:, :52][mask[:, :52]],
+                               reference.numpy()[mask[:, :52]], rtol=1e-5, atol=1e-5)
     assert (legal.numpy()[~mask] == MASKED_LOGIT).all()
     numpy_net = make_agent("ppo", checkpoint="dmc_all").net
     np.testing.assert_allclose(numpy_net.logits(x, mask)[mask], full.numpy()[mask],

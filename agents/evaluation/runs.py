@@ -193,6 +193,8 @@ def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = (),
                                  f"{recorded.get(key)!r}; now {now!r}): it goes on only "
                                  "with its own; use another --out-dir")
         had = {k: v for k, v in recorded.items() if k not in free and k not in identity}
+        # A setting added after the run began: the run was made with its default.
+        had |= {k: v for k, v in _defaults(args).items() if k in wanted and k not in had}
         changed = sorted(k for k in wanted.keys() | had.keys() if wanted.get(k) != had.get(k))
         if changed:
             raise ValueError(f"{folder} holds a run made with other settings ("
@@ -202,6 +204,18 @@ def claim_settings(args: Any, folder: Path, free: tuple[str, ...] = (),
     else:
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps({**dataclasses.asdict(args), **identity}, indent=1))
+
+
+def _defaults(args: Any) -> dict[str, Any]:
+    """The dataclass ``args``' fields that have a default, as ``dataclasses.asdict`` would
+    record them."""
+    defaults = {}
+    for f in dataclasses.fields(args):
+        if f.default is not dataclasses.MISSING:
+            defaults[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            defaults[f.name] = f.default_factory()
+    return json.loads(json.dumps(defaults))  # as args.json holds them (tuples as lists)
 
 
 def read_jsonl(path: Path) -> list[dict]:
