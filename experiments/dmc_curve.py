@@ -38,7 +38,7 @@ CHECKPOINT = re.compile(r"(?:.*/)?([^/]+)/it(\d+)\.pt")  # a DMC run's it<k>.pt:
 @dataclass
 class Args:
     runs: list[str] = field(default_factory=lambda: [
-        str(RESULTS / f"dmc_run{n}") for n in (1, 2, 3)])
+        str(RESULTS / f"dmc_run{n}") for n in (1, 2, 3, 4)])
     """run folders (args.json, log.jsonl, screen_policy_it<i>.json)"""
     out: str = str(RESULTS / "dmc_curve.png")
     """the plot (PNG; an SVG and the points' CSV are written next to it)"""

@@ -168,7 +168,8 @@ def test_folders_that_do_not_fit_are_refused_in_one_line(tmp_path, capsys, break
 
 
 def test_the_committed_curve_is_what_the_committed_runs_draw():
-    runs = [Run.load(COMMITTED / f"dmc_run{n}") for n in (1, 2, 3)]
+    runs = [Run.load(ROOT / run) for run in dmc_curve.Args().runs]
+    assert [run.name for run in runs] == [f"dmc_run{n}" for n in (1, 2, 3, 4)]
     points = curve_points(runs)
     with (COMMITTED / "dmc_curve.csv").open() as table:
         committed = list(csv.DictReader(table))
@@ -179,3 +180,6 @@ def test_the_committed_curve_is_what_the_committed_runs_draw():
         start, end = keyed["dmc_run3", 0, rule_set], keyed["dmc_run2", last_of_run2, rule_set]
         assert (start.decisions, start.mean) == (end.decisions, end.mean)
         assert keyed["dmc_run2", 0, rule_set].mean == keyed["dmc_run1", 0, rule_set].mean
+        # run 4 began from the shipped dmc3_it1000: run 3's iteration 1,000
+        start, there = keyed["dmc_run4", 0, rule_set], keyed["dmc_run3", 1000, rule_set]
+        assert (start.decisions, start.mean) == (there.decisions, there.mean)
