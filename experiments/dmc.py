@@ -162,6 +162,9 @@ class Args:
 #: Settings a stopped run may go on with other values of (they change no network).
 _FREE = ("progress", "save_every", "stop_at", "out_dir")
 
+#: A round of every table: its decisions' fields (``FIELDS``) and the seconds it took.
+Round = tuple[dict[str, np.ndarray], float]
+
 #: The file of a run's last saved state (``save_state``).
 STATE = "state.pt"
 
@@ -175,7 +178,7 @@ def training_code() -> str:
 
 def save_state(folder: Path, iteration: int, code: str, net: PolicyNet,
                optimizer: torch.optim.Optimizer, generator: torch.Generator,
-               rng_state: dict, tables: DMCTables, ahead: dict | None = None) -> None:
+               rng_state: dict, tables: DMCTables, ahead: Round | None = None) -> None:
     """Write everything the run needs to go on after ``iteration`` to ``folder/state.pt``,
     with ``code`` (``training_code`` when the run began), the exploration's generator state
     and, with ``--actor``, the round played ahead: a temporary file, flushed to disk,
@@ -193,7 +196,7 @@ def save_state(folder: Path, iteration: int, code: str, net: PolicyNet,
 
 def load_state(folder: Path, state: dict, net: PolicyNet, optimizer: torch.optim.Optimizer,
                generator: torch.Generator, rng: np.random.Generator
-               ) -> tuple[int, str, DMCTables, dict | None]:
+               ) -> tuple[int, str, DMCTables, Round | None]:
     """Restore ``save_state``'s network, optimiser and generators (``state``, read from
     ``folder``) in place; return the iteration it was saved after, the run's code, the
     tables and the round played ahead (``--actor``; else None). A state saved by a run
@@ -211,7 +214,7 @@ def load_state(folder: Path, state: dict, net: PolicyNet, optimizer: torch.optim
             state.get("ahead"))
 
 
-def play_tables(tables: DMCTables, choose) -> tuple[dict[str, np.ndarray], float]:
+def play_tables(tables: DMCTables, choose) -> Round:
     """One round of every game of every table (``DMCTables.play_round``), its decisions'
     fields concatenated, and the seconds it took."""
     start = time.perf_counter()
@@ -228,7 +231,7 @@ class SerialPlayer:
         self.net, self.tables, self.rng = net, tables, rng
         self.choose = epsilon_greedy(net, epsilon, rng)
 
-    def round(self, more: bool = True) -> tuple[dict[str, np.ndarray], float]:
+    def round(self, more: bool = True) -> Round:
         """The round this iteration fits, and the seconds its play took."""
         self.net.eval()
         return play_tables(self.tables, self.choose)
@@ -250,7 +253,7 @@ class ActorPlayer:
     ``collect`` waits for it."""
 
     def __init__(self, net: PolicyNet, tables: DMCTables, rng: np.random.Generator,
-                 epsilon: float, ahead: dict | None) -> None:
+                 epsilon: float, ahead: Round | None) -> None:
         import multiprocessing
 
         self.net = net
@@ -282,7 +285,7 @@ class ActorPlayer:
     def _weights(self) -> dict[str, np.ndarray]:
         return {k: v.detach().cpu().numpy().copy() for k, v in self.net.state_dict().items()}
 
-    def round(self, more: bool = True) -> tuple[dict[str, np.ndarray], float]:
+    def round(self, more: bool = True) -> Round:
         """The round this iteration fits (played ahead; at a run's first iteration, now),
         after setting the next one going with the network as it is now (unless ``more``
         is False: the schedule's last iteration)."""
@@ -302,7 +305,7 @@ class ActorPlayer:
             self.ahead = self._answer()
             self.busy = False
 
-    def state(self) -> tuple[dict, DMCTables, tuple[dict, float] | None]:
+    def state(self) -> tuple[dict, DMCTables, Round | None]:
         """The actor's exploration generator state and tables, and the round played ahead
         (after ``collect``)."""
         rng_state, tables = self._ask("state")
