@@ -32,13 +32,13 @@ after each such round (sequential halving). By default (``root="auto"``) the roo
 searched by halving wherever no steering policy prior (below) steers the walks there.
 
 A trained policy steers the walks at the root (``prior``; by default, in Hearts the
-network ``dmc3_it1000``, in plain Smoorverliefd the shipped specialist checkpoint
+network ``dmc4_it1000``, in plain Smoorverliefd the shipped specialist checkpoint
 trained on it): ``prior_weight`` times its log-probability of each root move is added to
 that move's UCB score, so that among moves the search values about equally, the walks,
 and the decision, favour the policy's. In 4-player Hearts this made ``ismcts`` beat
 ``mc`` head to head (with the specialist ``ppo_hearts``; README, the measurements:
 docs/results/strength.md). In the Smoorverliefd variants, where no specialist was
-trained, the variants' network ``dmc_all`` is the prior, its bonus added to the halved root's
+trained, the same network is the prior, its bonus added to the halved root's
 mean values before the best is chosen.
 
 Passing (Hearts) uses ``agents.search.pass_card``; Blinde Liefde's bid and Cupid's
@@ -200,10 +200,10 @@ class ISMCTSAgent(SearchAgent):
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
             ``"auto"`` (the default): a prior in every rule set by the table
             (``agents.mc.table_prior``): in Hearts at 3-5 players, with or without
-            passing or the queen options, the network ``dmc3_it1000``
+            passing or the queen options, the network ``dmc4_it1000``
             (``agents.mc.PLAIN_NETWORK_WEIGHTS``); in plain Smoorverliefd at 3-5 players
             the shipped checkpoint trained on it (``ppo_smoorverliefd``); in the
-            Smoorverliefd variants the variants' network ``dmc_all`` at its weight in the table
+            Smoorverliefd variants the same network at its weight in the table
             (``agents.mc.network_weight``). ``"specialists"``: the specialist
             checkpoints only (``agents.ppo.shipped_policy_for``: ``ppo_hearts`` in
             Hearts at 3 and 4 players and ``ppo_hearts5`` at 5, ``ppo_smoorverliefd``),
@@ -225,9 +225,9 @@ class ISMCTSAgent(SearchAgent):
             rounds by sequential halving (``_grow_paired``): the better half of the
             moves runs on after each round, so the best are searched deepest.
             ``"auto"`` (the default): ``"ucb"`` where a steering prior plays (a
-            specialist, a given policy, or ``dmc3_it1000`` in Hearts: it steers
+            specialist, a given policy, or the network in Hearts: it steers
             the walks at the root), ``"halving"`` where none does and where
-            ``prior="auto"`` plays the variants' network ``dmc_all`` (the Smoorverliefd
+            ``prior="auto"`` plays the network without steering (the Smoorverliefd
             variants; measured in them in
             docs/results/strength.md: it beats ``"ucb"`` there).
         bid_worlds: worlds in which each candidate of the decisions chosen by
@@ -241,10 +241,10 @@ class ISMCTSAgent(SearchAgent):
             heart from a seat that would sweep is worth the sweep's doubling to it, not
             one point, and an opponent's missed bid counts as well. ``"auto"`` (the
             default): ``"relative"`` where no steering prior plays (the
-            Smoorverliefd variants, with or without ``dmc_all``; measured in
+            Smoorverliefd variants, with or without the network; measured in
             docs/results/strength.md: it gains most in Blinde Liefde), ``"own"`` where one does
             (Hearts, plain Smoorverliefd: the specialists were distilled from a search
-            of the seat's own points, and those rows were measured so, ``dmc3_it1000``
+            of the seat's own points, and those rows were measured so, the networks
             in Hearts too), and wherever ``leaf`` evaluates.
         leaf: a network's value head at the walks' leaves: an agent spec with a
             ``value`` (a ``ppo`` checkpoint trained by ``experiments.expert_iteration``,

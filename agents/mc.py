@@ -67,13 +67,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import build_agent, check_count, check_number, register
-from agents.ppo import (
-    PLAIN_NETWORK,
-    SHIPPED_NETWORK,
-    PPOAgent,
-    plain_rule_set,
-    shipped_policy_for,
-)
+from agents.ppo import SHIPPED_NETWORK, PPOAgent, plain_rule_set, shipped_policy_for
 from agents.rollout import RolloutPolicy, greedy_moves
 from agents.search import Belief, Playouts, SearchAgent, build_worlds, knowledge, rollout_rules
 from smoor_env.core import cards as C
@@ -100,8 +94,10 @@ def _optional_agent(key: str, spec: str | None) -> Any:
 #: specialists' and, as measured, that of several Smoorverliefd variants at once, except
 #: Cupid's Arrow with one other (``CUPIDS_ARROW_PAIR_WEIGHT``; ``network_weight``).
 DEFAULT_PRIOR_WEIGHT = 0.3
-#: ``prior="auto"``'s weight for the variants' network (``agents.ppo.SHIPPED_NETWORK``) in each
-#: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0
+#: ``prior="auto"``'s weight for the network (``agents.ppo.SHIPPED_NETWORK``) in each
+#: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0 with the network that
+#: played there before it, ``dmc_all`` (DMC run 2's last checkpoint; the network took its
+#: place at these weights: docs/results/2026-12-07-one-network-run4.md)
 #: (docs/results/2026-12-06-variant-prior-weights.md: 0.3 had the higher mean in every
 #: ladder variant; in met Troef it is still 0.05 points a round behind no prior there;
 #: Cupid's Arrow, in matches at 3-5 players:
@@ -114,7 +110,7 @@ DEFAULT_PRIOR_WEIGHT = 0.3
 #: on those of three or four (docs/results/2026-12-07-three-variants-prior-weight.md).
 NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partners": 0.3,
                                      "pip_scoring": 0.3, "cupids_arrow": 0.3}
-#: ``prior="auto"``'s weight for the variants' network in Cupid's Arrow with one other
+#: ``prior="auto"``'s weight for the network in Cupid's Arrow with one other
 #: variant of ``NETWORK_WEIGHTS`` (met Troef, Blinde Liefde, Partner or Kleine Liefde), in
 #: matches: 1.0, chosen over 0.3 (docs/results/2026-12-07-cupids-arrow-combinations-prior-weight.md:
 #: +0.003 points a round, the mean of 10 rows of 80 matches at 3-5 players; carried by
@@ -124,20 +120,23 @@ NETWORK_WEIGHTS: dict[str, float] = {"trump_hearts": 0.3, "bidding": 0.3, "partn
 CUPIDS_ARROW_PAIR_WEIGHT = 1.0
 
 
-#: ``prior="auto"``'s weight for ``agents.ppo.PLAIN_NETWORK`` in each plain rule set
-#: (``agents.ppo.plain_rule_set``) where the measurement put that network in place of the
-#: specialist, played as the specialists are: a steering prior (``ismcts``'s UCB root,
-#: the seat's own points). Chosen between 0.3 and 1.0 on 200 deals a row at 3, 4 and 5
-#: players (docs/results/2026-12-06-plain-prior-weights.md): 0.3 had the higher mean in
-#: all three rule sets, +0.30 and +0.15 penalty points saved over the specialists in
-#: Hearts with and without passing (no row clear of zero), -0.01 points a round in
-#: Smoorverliefd, which therefore keeps its specialist. Hearts with a queen option plays
-#: this network too, as measured against the variants' network and search there
-#: (docs/results/2026-12-06-queen-options-prior.md: +0.09 penalty points saved, the mean
-#: of 6 rows, none clear of zero): with one option and passing in its passing's row; with
-#: both options, or with one without passing, in a row of its own whose weight, 1.0, was
-#: chosen over 0.3 (docs/results/2026-12-06-unmeasured-rows-prior.md: +0.15 penalty
-#: points saved, the mean of 9 rows at 3-5 players, one clear of zero).
+#: ``prior="auto"``'s weight for the network (``agents.ppo.SHIPPED_NETWORK``) in each
+#: plain rule set (``agents.ppo.plain_rule_set``) where measurements put a network in
+#: place of the specialist, played as the specialists are: a steering prior (``ismcts``'s
+#: UCB root, the seat's own points). Chosen with the network that played there before it,
+#: ``dmc3_it1000`` (DMC run 3's iteration 1,000; the network took its place at these
+#: weights: docs/results/2026-12-07-one-network-run4.md), between 0.3 and 1.0 on 200 deals
+#: a row at 3, 4 and 5 players (docs/results/2026-12-06-plain-prior-weights.md): 0.3 had
+#: the higher mean in all three rule sets, +0.30 and +0.15 penalty points saved over the
+#: specialists in Hearts with and without passing (no row clear of zero), -0.01 points a
+#: round in Smoorverliefd, which therefore keeps its specialist. Hearts with a queen
+#: option plays the network too, as measured (``dmc3_it1000``) against ``dmc_all`` and the
+#: variants' search there (docs/results/2026-12-06-queen-options-prior.md: +0.09 penalty
+#: points saved, the mean of 6 rows, none clear of zero): with one option and passing in
+#: its passing's row; with both options, or with one without passing, in a row of its own
+#: whose weight, 1.0, was chosen over 0.3
+#: (docs/results/2026-12-06-unmeasured-rows-prior.md: +0.15 penalty points saved, the mean
+#: of 9 rows at 3-5 players, one clear of zero).
 PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"hearts": 0.3, "hearts_no_passing": 0.3,
                                            "hearts_queen_options": 1.0}
 
@@ -157,7 +156,7 @@ def network_row(rules: Rules) -> str | None:
 
 
 def network_weight(rules: Rules) -> float:
-    """``prior="auto"``'s weight for the variants' network in ``rules``: a single variant's
+    """``prior="auto"``'s weight for the network in the variants ``rules`` has: a single variant's
     row of ``NETWORK_WEIGHTS``, Cupid's Arrow with one other variant
     ``CUPIDS_ARROW_PAIR_WEIGHT``, any other ``DEFAULT_PRIOR_WEIGHT``."""
     variants = [name for name in GAME_ONLY_OPTIONS["smoorverliefd"] if getattr(rules, name)]
@@ -174,16 +173,17 @@ def network_weight(rules: Rules) -> float:
 def table_prior(rules: Rules, spec: str = "auto") -> tuple[str | None, float, bool]:
     """What ``prior=spec`` (``"auto"`` or ``"specialists"``) plays in ``rules``, by the
     table in docs/agents.md: the shipped checkpoint's name (None: no prior), its weight
-    there, and whether it steers (``Prior.steers``). ``"auto"``: ``PLAIN_NETWORK`` where
-    ``PLAIN_NETWORK_WEIGHTS`` names the rule set's row (``network_row``), else the specialist
-    (``shipped_policy_for``) at ``DEFAULT_PRIOR_WEIGHT``, else ``SHIPPED_NETWORK`` at
-    ``network_weight`` (not steering); ``"specialists"``: the specialist, else none. A
-    specialist whose file is missing is a FileNotFoundError (``shipped_policy_for``)."""
+    there, and whether it steers (``Prior.steers``). ``"auto"``: ``SHIPPED_NETWORK``
+    steering where ``PLAIN_NETWORK_WEIGHTS`` names the rule set's row (``network_row``),
+    else the specialist (``shipped_policy_for``) at ``DEFAULT_PRIOR_WEIGHT``, else
+    ``SHIPPED_NETWORK`` at ``network_weight`` (not steering); ``"specialists"``: the
+    specialist, else none. A specialist whose file is missing is a FileNotFoundError
+    (``shipped_policy_for``)."""
     if spec not in ("auto", "specialists"):
         raise ValueError(f"spec must be 'auto' or 'specialists', got {spec!r}")
     plain = PLAIN_NETWORK_WEIGHTS.get(network_row(rules) or "") if spec == "auto" else None
     if plain is not None:
-        return PLAIN_NETWORK, plain, True
+        return SHIPPED_NETWORK, plain, True
     name = shipped_policy_for(rules)
     if name is not None or spec == "specialists":
         return name, DEFAULT_PRIOR_WEIGHT, True
@@ -203,8 +203,8 @@ class Prior:
     plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: a prior in every rule
     set, by the table (``table_prior``): in the rule sets ``PLAIN_NETWORK_WEIGHTS`` has a
     row for (``network_row``: every Hearts game), the network
-    ``agents.ppo.PLAIN_NETWORK`` in place of the specialist; else the specialist where
-    there is one; else the variants' network ``agents.ppo.SHIPPED_NETWORK``; each at the
+    ``agents.ppo.SHIPPED_NETWORK`` steering in place of the specialist; else the
+    specialist where there is one; else the network again, not steering; each at the
     table's weight unless ``weight`` is given. None: none. With ``"auto"`` or
     ``"specialists"``, a rule set whose policy's file is missing (an install without the
     package data) is a FileNotFoundError at its first decision, naming the file and the
@@ -223,7 +223,7 @@ class Prior:
 
     def _choice(self, rules: Rules) -> tuple[Any, float, bool]:
         """The policy played in ``rules`` (or None), its weight, and whether it steers: a
-        specialist, a given policy or the plain network (True) or the variants' network of
+        specialist, a given policy or the network in Hearts (True) or the network of
         ``"auto"`` in the variants (False)."""
         if self.spec not in ("auto", "specialists"):
             return self.agent, DEFAULT_PRIOR_WEIGHT if self.weight is None else self.weight, True
@@ -246,8 +246,8 @@ class Prior:
     def steers(self, rules: Rules) -> bool:
         """Whether a prior plays in ``rules`` that ``ismcts``'s ``"auto"`` root and value
         were measured with as a steering prior (a UCB root, the seat's own points): a
-        specialist, a given policy, or the plain network where ``"auto"`` plays it. False
-        where none plays and where ``"auto"`` plays ``dmc_all`` in the variants
+        specialist, a given policy, or the network where ``"auto"`` plays it in Hearts.
+        False where none plays and where ``"auto"`` plays the network in the variants
         (measured with today's variant search: a halved root, the relative value)."""
         agent, _, steering = self._choice(rules)
         return agent is not None and steering
@@ -302,8 +302,8 @@ class MCAgent(SearchAgent):
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
             ``"auto"``: a shipped policy in every rule set by the table (``table_prior``:
-            ``dmc3_it1000`` in Hearts, the specialist in plain Smoorverliefd,
-            ``dmc_all`` in the Smoorverliefd variants; docs/agents.md); ``"specialists"``:
+            the network ``dmc4_it1000`` in Hearts and in the Smoorverliefd variants, the
+            specialist in plain Smoorverliefd; docs/agents.md); ``"specialists"``:
             the checkpoints trained on the rule set or on the same tricks only, none elsewhere.
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``; None (the

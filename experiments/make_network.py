@@ -1,8 +1,9 @@
 """Make a shipped network trained on every rule set from scratch, and compare it with the
 shipped file.
 
-``dmc_all`` (``--network dmc_all``, the default): two steps, each the command
-``agents/checkpoints/dmc_all.json`` records (``command_today``):
+``dmc4_it1000`` (``--network dmc4_it1000``, the default: ``prior="auto"``'s network) is
+made in four steps, each the command ``agents/checkpoints/dmc4_it1000.json`` records
+(``command_today``):
 
 1. ``experiments.expert_iteration``, one generation: today's ``ismcts`` with the
    specialist priors (``prior=specialists``) labels 100,000 decisions of self-play in
@@ -10,19 +11,23 @@ shipped file.
    start; about 20 minutes on one core, then about 12 of the generation's own
    measurement);
 2. ``experiments.dmc``, 200 iterations of Deep Monte Carlo self-play from it (26
-   million decisions, about 55 minutes on one core).
+   million decisions, about 55 minutes on one core): ``dmc_all``;
+3. DMC run 3 from the second step's network, its 2,000-iteration schedule stopped after
+   iteration 1,000 (``--stop-at``; 130 million decisions, 3.5 to 5.5 hours on one
+   core): ``dmc3_it1000``;
+4. DMC run 4 from the third step's network grown two layers (``--deepen 2``), 1,000
+   iterations at half run 3's rate, a second process playing each round ahead
+   (``--actor``; 130 million decisions, about 3.6 hours of both cores).
 
-``dmc3_it1000`` (``--network dmc3_it1000``): those two, then a third
-(``agents/checkpoints/dmc3_it1000.json``): DMC run 3 from the second step's network, its
-2,000-iteration schedule stopped after iteration 1,000 (``--stop-at``; 130 million
-decisions, 3 to 4 hours on one core).
+The two earlier networks (``agents.ppo.EARLIER_NETWORKS``) ship too; ``--network
+dmc_all`` makes the first two steps only, ``--network dmc3_it1000`` the first three.
 
 Then the network of the last step is compared, weight by weight, with the shipped file:
 the same weights (exit status 0), or the largest difference (1). Given again after a
 stop, each step goes on from its files (expert iteration from its labels and checkpoint,
 DMC from its last saved state); a finished step says so.
 
-    python -m experiments.make_network                       # dmc_all, into runs/dmc_all
+    python -m experiments.make_network                          # into runs/dmc4_it1000
     python -m experiments.make_network --network dmc3_it1000    # into runs/dmc3_it1000
 """
 
@@ -35,24 +40,22 @@ from pathlib import Path
 import numpy as np
 
 from agents.evaluation.runs import checked_command
-from agents.ppo import (
-    CHECKPOINT_DIR,
-    PLAIN_NETWORK,
-    SHIPPED_NETWORK,
-    SHIPPED_NETWORKS,
-    read_checkpoint,
-)
+from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK, SHIPPED_NETWORKS, read_checkpoint
 
 #: The command's name in its usage and error lines.
 PROG = "python -m experiments.make_network"
+#: How many of the steps (``steps``) make each shipped network: each is the last step's
+#: network of its own steps.
+STEPS = {"dmc_all": 2, "dmc3_it1000": 3, SHIPPED_NETWORK: 4}
 
 
 @dataclass
 class Args:
     network: str = SHIPPED_NETWORK
-    """the shipped network to make: 'dmc_all' (two steps) or 'dmc3_it1000' (three)"""
+    """the shipped network to make: 'dmc4_it1000' (four steps), 'dmc_all' (the first two)
+    or 'dmc3_it1000' (the first three)"""
     out_dir: str = ""
-    """the folder of the steps (``ei/``, ``dmc/`` and ``dmc3/`` in it; '': runs/<network>);
+    """the folder of the steps (ei/, dmc/, dmc3/ and dmc4/ in it; '': runs/<network>);
     made if missing"""
     progress: bool = True
     """progress bars"""
@@ -77,13 +80,16 @@ def steps(args: Args) -> list[tuple[str, list[str]]]:
                                   "--decisions", "100000", "--init", "", "--card-head", "64",
                                   "--teacher", "ismcts:prior=specialists", *progress]),
             ("dmc", ["--init", str(folder / "ei" / "gen1.pt"), "--iterations", "200",
-                     "--targets", "rest", "--out-dir", str(folder / "dmc"), *progress])]
-    if args.network == PLAIN_NETWORK:
-        made.append(("dmc", ["--init", str(folder / "dmc" / "it200.pt"), "--targets", "rest",
-                             "--learning-rate", "1e-4", "--iterations", "2000", "--seed",
-                             "920", "--save-every", "50", "--stop-at", "1000", "--out-dir",
-                             str(folder / "dmc3"), *progress]))
-    return made
+                     "--targets", "rest", "--out-dir", str(folder / "dmc"), *progress]),
+            ("dmc", ["--init", str(folder / "dmc" / "it200.pt"), "--targets", "rest",
+                     "--learning-rate", "1e-4", "--iterations", "2000", "--seed", "920",
+                     "--save-every", "50", "--stop-at", "1000", "--out-dir",
+                     str(folder / "dmc3"), *progress]),
+            ("dmc", ["--init", str(folder / "dmc3" / "it1000.pt"), "--deepen", "2",
+                     "--targets", "rest", "--learning-rate", "5e-5", "--iterations", "1000",
+                     "--seed", "940", "--save-every", "50", "--actor", "--out-dir",
+                     str(folder / "dmc4"), *progress])]
+    return made[:STEPS[args.network]]
 
 
 def made_file(args: Args) -> Path:

@@ -127,7 +127,7 @@ def test_spec_values_are_read_as_their_option_s_type():
     assert list(made) == ["random", "greedy"] and isinstance(made["greedy"], GreedyAgent)
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=nope': PPO checkpoint "
                                          r"'nope' is neither a file nor a shipped checkpoint "
-                                         r"name \(dmc3_it1000, dmc_all, ppo_hearts"):
+                                         r"name \(dmc3_it1000, dmc4_it1000, dmc_all, ppo_hearts"):
         build_agents(["random", "ppo:checkpoint=nope"])
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=.*README.md': .* is not a "
                                          r"torch.save file"):
@@ -1210,7 +1210,7 @@ def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
 
 
 def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
-    """ismcts:prior=ppo (here ppo_hearts; the default prior=auto plays dmc3_it1000 in
+    """ismcts:prior=ppo (here ppo_hearts; the default prior=auto plays dmc4_it1000 in
     Hearts, a steering prior too): weight 0 searches
     exactly as ismcts without a prior; a huge weight sends
     every walk at the root to the policy's move, so that is the most visited one; a
@@ -1299,9 +1299,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     player count first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5;
     at 3 players, ppo_hearts), and to none where rules of play or scoring differ (the
     Smoorverliefd variants, Hearts' queen options). ``prior="auto"`` plays by the table
-    (docs/agents.md): the specialist in plain Smoorverliefd, the network dmc3_it1000 in
-    Hearts, the variants' network dmc_all in the Smoorverliefd variants: the same
-    choices as naming them."""
+    (docs/agents.md): the specialist in plain Smoorverliefd, the network dmc4_it1000 in
+    Hearts and in the Smoorverliefd variants: the same choices as naming them."""
     from agents.ppo import shipped_policy_for
 
     hearts = Rules(game="hearts", num_players=4)
@@ -1327,9 +1326,9 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     for rules, spec in ((Rules(num_players=4, target_score=None),
                          "ppo:checkpoint=ppo_smoorverliefd"),
                         (Rules(game="hearts", num_players=4, target_score=None),
-                         "ppo:checkpoint=dmc3_it1000"),
+                         "ppo:checkpoint=dmc4_it1000"),
                         (Rules(num_players=4, trump_hearts=True, target_score=None),
-                         "ppo:checkpoint=dmc_all")):
+                         "ppo:checkpoint=dmc4_it1000")):
         engine = random_positions(rules, 16, seed=6)
         live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
         obs = {k: v[live] for k, v in observations(engine).items()}
@@ -1357,35 +1356,36 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
     assert network_weight(rules) == NETWORK_WEIGHTS[variant]
     monkeypatch.setitem(NETWORK_WEIGHTS, variant, 3.0)  # the table's row, not a default
     small = "iterations=64,walks=16,seed_worlds=8,bid_worlds=8"
+    assert build_agent(f"ismcts:{small}").prior_for(rules).checkpoint == "dmc4_it1000"
     engine = random_positions(rules, 40, seed=4)
     live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
     obs = {k: v[live] for k, v in observations(engine).items()}
     explicit = ("ismcts:" + small + ",root=halving,value=relative,"
-                "prior=ppo:checkpoint=dmc_all,prior_weight={}")
+                "prior=ppo:checkpoint=dmc4_it1000,prior_weight={}")
     for auto, named in ((f"ismcts:{small}", explicit.format(NETWORK_WEIGHTS[variant])),
-                        (f"ismcts:{small},prior_weight=20.0", explicit.format(20.0)),
+                        (f"ismcts:{small},prior_weight=0.05", explicit.format(0.05)),
                         (f"ismcts:{small},prior=specialists",
                          f"ismcts:{small},root=halving,value=relative,prior=none")):
         np.testing.assert_array_equal(
             build_agent(auto).act(obs, np.random.default_rng(1)),
             build_agent(named).act(obs, np.random.default_rng(1)), err_msg=auto)
     # the weights tell apart: some choice differs between the default's 0.3, the
-    # table's 3.0 and 20
-    default, table, heavy = (build_agent(explicit.format(w)).act(obs, np.random.default_rng(1))
-                             for w in (0.3, NETWORK_WEIGHTS[variant], 20.0))
-    assert (default != table).any() and (table != heavy).any()
+    # table's 3.0 and the given 0.05
+    default, table, light = (build_agent(explicit.format(w)).act(obs, np.random.default_rng(1))
+                             for w in (0.3, NETWORK_WEIGHTS[variant], 0.05))
+    assert (default != table).any() and (table != light).any()
 
 
 @pytest.mark.parametrize("name,players", [("smoorverliefd", 4), ("hearts", 4),
                                           ("hearts_no_passing", 3)])
 def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, players):
     """In a plain rule set (Smoorverliefd, Hearts with or without passing) ``ismcts``'s
-    defaults search with a steering prior (a UCB root, the seat's own points): the plain
-    network ``dmc3_it1000`` at the table's weight where ``PLAIN_NETWORK_WEIGHTS`` names
+    defaults search with a steering prior (a UCB root, the seat's own points): the
+    network ``dmc4_it1000`` at the table's weight where ``PLAIN_NETWORK_WEIGHTS`` names
     the rule set, else its specialist at 0.3: the same moves as naming them. A given
     ``prior_weight`` replaces the table's; ``prior="specialists"`` plays the specialist."""
     from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS
-    from agents.ppo import PLAIN_NETWORK, plain_rule_set, shipped_policy_for
+    from agents.ppo import SHIPPED_NETWORK, plain_rule_set, shipped_policy_for
     from smoor_env import preset
 
     rules = preset(name, players)
@@ -1403,9 +1403,9 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
             build_agent(named).act(obs, np.random.default_rng(1)), err_msg=auto)
 
     monkeypatch.setitem(PLAIN_NETWORK_WEIGHTS, name, 3.0)  # the table's row
-    assert build_agent(f"ismcts:{small}").prior_for(rules).checkpoint == PLAIN_NETWORK
-    same(f"ismcts:{small}", steering.format(PLAIN_NETWORK, 3.0))
-    same(f"ismcts:{small},prior_weight=20.0", steering.format(PLAIN_NETWORK, 20.0))
+    assert build_agent(f"ismcts:{small}").prior_for(rules).checkpoint == SHIPPED_NETWORK
+    same(f"ismcts:{small}", steering.format(SHIPPED_NETWORK, 3.0))
+    same(f"ismcts:{small},prior_weight=20.0", steering.format(SHIPPED_NETWORK, 20.0))
     same(f"ismcts:{small},prior=specialists", steering.format(specialist, DEFAULT_PRIOR_WEIGHT))
     monkeypatch.delitem(PLAIN_NETWORK_WEIGHTS, name)  # not in the table: the specialist
     same(f"ismcts:{small}", steering.format(specialist, DEFAULT_PRIOR_WEIGHT))
@@ -1415,8 +1415,8 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
               "prior=ppo:checkpoint={},prior_weight={}")
     network, trained, light, unsteered = (
         build_agent(spec.format(net, weight)).act(obs, np.random.default_rng(1))
-        for spec, net, weight in ((steering, PLAIN_NETWORK, 3.0), (steering, specialist, 3.0),
-                                  (steering, PLAIN_NETWORK, 0.3), (halved, PLAIN_NETWORK, 3.0)))
+        for spec, net, weight in ((steering, SHIPPED_NETWORK, 3.0), (steering, specialist, 3.0),
+                                  (steering, SHIPPED_NETWORK, 0.3), (halved, SHIPPED_NETWORK, 3.0)))
     assert (network != trained).any() and (network != light).any()
     assert (network != unsteered).any()
 
@@ -1426,19 +1426,19 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
                                      {"queen_never_first_trick": True,
                                       "queen_breaks_hearts": True}])
 def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, options):
-    """Hearts with a queen option plays a Hearts row of the table: the plain network
-    ``dmc3_it1000`` steering (a UCB root, the seat's own points) at that row's weight, as
-    measured against the variants' network and search
+    """Hearts with a queen option plays a Hearts row of the table: the network
+    ``dmc4_it1000`` steering (a UCB root, the seat's own points) at that row's weight, as
+    measured (``dmc3_it1000``) against the variants' search (with ``dmc_all``)
     (docs/results/2026-12-06-queen-options-prior.md); ``prior="specialists"``: none (no
     specialist was trained on these rules of play)."""
     from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS, network_row, table_prior
-    from agents.ppo import PLAIN_NETWORK, plain_rule_set
+    from agents.ppo import SHIPPED_NETWORK, plain_rule_set
 
     rules = Rules(game="hearts", num_players=4, target_score=None, **options)
     assert plain_rule_set(rules) is None  # not the specialists' tricks
     row = network_row(rules)
     monkeypatch.setitem(PLAIN_NETWORK_WEIGHTS, row, 3.0)  # the table's row, not a default
-    assert table_prior(rules) == (PLAIN_NETWORK, 3.0, True)
+    assert table_prior(rules) == (SHIPPED_NETWORK, 3.0, True)
     assert table_prior(rules, "specialists") == (None, DEFAULT_PRIOR_WEIGHT, True)
     small = "iterations=64,walks=16,seed_worlds=8"
     engine = random_positions(rules, 40, seed=5)
@@ -1446,11 +1446,33 @@ def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, 
     obs = {k: v[live] for k, v in observations(engine).items()}
     auto = build_agent(f"ismcts:{small}").act(obs, np.random.default_rng(1))
     named = build_agent(f"ismcts:{small},root=ucb,value=own,prior=ppo:checkpoint="
-                        f"{PLAIN_NETWORK},prior_weight=3.0").act(obs, np.random.default_rng(1))
+                        f"{SHIPPED_NETWORK},prior_weight=3.0").act(obs, np.random.default_rng(1))
     before = build_agent(f"ismcts:{small},root=halving,value=relative,prior=ppo:checkpoint="
-                         "dmc_all,prior_weight=0.3").act(obs, np.random.default_rng(1))
+                         f"{SHIPPED_NETWORK},prior_weight=0.3").act(obs, np.random.default_rng(1))
     np.testing.assert_array_equal(auto, named)
     assert (auto != before).any()  # the variants' search it replaced plays otherwise
+
+
+def test_prior_auto_plays_the_network_everywhere_but_plain_smoorverliefd():
+    """In every preset at every player count, as rounds and as matches, ``prior="auto"``
+    plays ``dmc4_it1000``, except plain Smoorverliefd's specialist; never one of the
+    networks it took the place of (docs/results/2026-12-07-one-network-run4.md)."""
+    from agents.mc import table_prior
+    from agents.ppo import EARLIER_NETWORKS, plain_rule_set
+    from smoor_env.core.presets import PRESETS
+
+    played = set()
+    for preset in PRESETS.values():
+        for players in preset.players:
+            for matches in (False, True):
+                if matches or not preset.matches_only:
+                    rules = preset.rules(players, matches)
+                    name = table_prior(rules)[0]
+                    smoorverliefd = plain_rule_set(rules) == "smoorverliefd"
+                    assert name == ("ppo_smoorverliefd" if smoorverliefd else "dmc4_it1000"), rules
+                    played.add(name)
+    assert played == {"ppo_smoorverliefd", "dmc4_it1000"}
+    assert not played & set(EARLIER_NETWORKS)
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
@@ -1459,7 +1481,7 @@ def test_the_queen_options_rows_of_the_table(players):
     queen option and passing plays its passing's row, at 0.3; with both options, or with
     one without passing, the network at weight 1.0; without the options, the plain rows."""
     from agents.mc import network_row, table_prior
-    from agents.ppo import PLAIN_NETWORK
+    from agents.ppo import SHIPPED_NETWORK
 
     never, breaks = {"queen_never_first_trick": True}, {"queen_breaks_hearts": True}
     for passing in (True, False):
@@ -1470,7 +1492,7 @@ def test_the_queen_options_rows_of_the_table(players):
                 ({**never, **breaks}, "hearts_queen_options", 1.0)):
             rules = Rules(game="hearts", num_players=players, passing=passing, **options)
             assert network_row(rules) == row, (passing, options)
-            assert table_prior(rules) == (PLAIN_NETWORK, weight, True), (passing, options)
+            assert table_prior(rules) == (SHIPPED_NETWORK, weight, True), (passing, options)
 
 
 def test_the_network_weight_of_a_rule_set_of_several_variants_is_the_default() -> None:

@@ -1,5 +1,6 @@
-"""``experiments.make_network``: the one command that makes a shipped network (``dmc_all``,
-``dmc3_it1000``) from scratch is the record's commands, and it compares what it made with
+"""``experiments.make_network``: the one command that makes a shipped network
+(``dmc4_it1000``, and the two before it, its first steps: ``dmc_all``, ``dmc3_it1000``)
+from scratch is the record's commands, and it compares what it made with
 the shipped file weight by weight. (The full runs take hours: not a test.)"""
 
 from __future__ import annotations
@@ -30,13 +31,20 @@ def test_its_steps_are_the_commands_the_networks_record_gives(network):
     recorded = [shlex.split(step["command_today"]) for step in record["made_by"]]
     assert len(made) == len(recorded)
     # each step's files in a folder of its own; each starts from the step before's network
-    folders = ["runs/x/ei", "runs/x/dmc", "runs/x/dmc3"]
-    starts = ["", "runs/x/ei/gen1.pt", "runs/x/dmc/it200.pt"]
+    folders = ["runs/x/ei", "runs/x/dmc", "runs/x/dmc3", "runs/x/dmc4"]
+    starts = ["", "runs/x/ei/gen1.pt", "runs/x/dmc/it200.pt", "runs/x/dmc3/it1000.pt"]
     for k, ((module, argv), typed) in enumerate(zip(made, recorded, strict=True)):
         assert typed[:3] == ["python", "-m", f"experiments.{module}"]
-        ours = dict(zip(argv[::2], argv[1::2], strict=True))
-        theirs = dict(zip(typed[3::2], typed[4::2], strict=True))
+        ours, theirs = options(argv), options(typed[3:])
         assert ours == {**theirs, "--out-dir": folders[k], "--init": starts[k]}, k
+    # each shipped network is the last of its own steps, the record's first ones (the
+    # same commands and arguments; the notes say what each step's network became)
+    assert len(made) == make_network.STEPS[network]
+    for earlier in SHIPPED_NETWORKS:
+        if make_network.STEPS[earlier] < len(made):
+            before = json.loads((CHECKPOINT_DIR / f"{earlier}.json").read_text())["made_by"]
+            assert [without_note(step) for step in before] == \
+                [without_note(step) for step in record["made_by"][:len(before)]], earlier
     # the last step writes the network compared
     last = made[-1][1]
     assert make_network.made_file(args).parent == Path(last[last.index("--out-dir") + 1])
@@ -50,12 +58,29 @@ def test_its_steps_are_the_commands_the_networks_record_gives(network):
             tyro.cli(dmc.Args, args=[*argv[:start], str(SHIPPED), *argv[start + 1:]]).check()
 
 
-def test_the_network_made_by_default_is_dmc_all_into_its_own_folder(capsys):
+def without_note(step: dict) -> dict:
+    return {key: value for key, value in step.items() if key != "note"}
+
+
+def options(argv: list[str]) -> dict[str, str]:
+    """A command line's options and their values (a flag's value: '')."""
+    found, k = {}, 0
+    while k < len(argv):
+        value = argv[k + 1] if k + 1 < len(argv) and not argv[k + 1].startswith("--") else None
+        found[argv[k]] = "" if value is None else value
+        k += 1 if value is None else 2
+    return found
+
+
+def test_the_network_made_by_default_is_the_one_prior_auto_plays_into_its_own_folder(capsys):
     args = make_network.Args()
-    assert args.network == SHIPPED_NETWORK and args.folder() == Path("runs/dmc_all")
+    assert args.network == SHIPPED_NETWORK == "dmc4_it1000"
+    assert args.folder() == Path("runs/dmc4_it1000")
     assert make_network.Args(network="dmc3_it1000").folder() == Path("runs/dmc3_it1000")
+    assert set(make_network.STEPS) == set(SHIPPED_NETWORKS)
     assert make_network.main(["--network", "dmc_9"]) == 2
-    assert "--network must be one of dmc_all, dmc3_it1000, got 'dmc_9'" in capsys.readouterr().err
+    assert ("--network must be one of dmc4_it1000, dmc_all, dmc3_it1000, got 'dmc_9'"
+            in capsys.readouterr().err)
 
 
 def test_compare_finds_the_same_weights_and_a_changed_one(tmp_path: Path):
@@ -87,19 +112,19 @@ def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeyp
                 out.mkdir(parents=True)
                 last = argv[argv.index("--stop-at") + 1] if "--stop-at" in argv else \
                     argv[argv.index("--iterations") + 1]
-                shutil.copy(SHIPPED if out.name == "dmc" else shipped, out / f"it{last}.pt")
+                shutil.copy(shipped if out == made.parent else SHIPPED, out / f"it{last}.pt")
             return 0
         return main
 
     monkeypatch.setattr(expert_iteration, "main", fake("expert_iteration"))
     monkeypatch.setattr(dmc, "main", fake("dmc"))
     argv = ["--network", network, "--out-dir", str(tmp_path), "--no-progress"]
+    made = make_network.made_file(make_network.Args(network=network, out_dir=str(tmp_path)))
     assert make_network.main(argv) == 0
-    steps = ["expert_iteration", "dmc"] + (["dmc"] if network != SHIPPED_NETWORK else [])
+    steps = ["expert_iteration"] + ["dmc"] * (make_network.STEPS[network] - 1)
     assert [module for module, _ in calls] == steps
     assert "the same weights as the shipped" in capsys.readouterr().out
     # other weights: said so, exit status 1
-    made = make_network.made_file(make_network.Args(network=network, out_dir=str(tmp_path)))
     data = torch.load(shipped, weights_only=True)
     name = next(iter(data["model"]))
     data["model"][name] = data["model"][name] + 1.0

@@ -49,7 +49,7 @@ def test_the_listed_training_rules_are_the_checkpoints(name: str) -> None:
 
 @pytest.mark.parametrize("name", ppo.SHIPPED_NETWORKS)
 def test_the_networks_were_trained_on_every_rule_set_and_are_no_specialists(name) -> None:
-    """``dmc_all`` and ``dmc3_it1000`` are the files their records name (sha256), trained
+    """``dmc4_it1000`` and the two before it are the files their records name (sha256), trained
     on all 7 single-round rule sets at 3, 4 and 5 players; ``shipped_policy_for`` never
     maps a rule set to them."""
     import hashlib

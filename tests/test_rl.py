@@ -282,10 +282,10 @@ def test_the_card_head_is_computed_only_at_the_cards_that_may_be_played(game: st
     numpy, and the card features of some (observation, card) pairs are those pairs' rows
     of every card's features."""
     from agents.policy_net import load_checkpoint
-    from agents.ppo import MASKED_LOGIT, card_features
+    from agents.ppo import MASKED_LOGIT, SHIPPED_NETWORK, card_features
     from tests.test_agents import observations, random_positions
 
-    torch_net, _ = load_checkpoint("dmc_all")
+    torch_net, _ = load_checkpoint(SHIPPED_NETWORK)
     assert torch_net.card_head
     engine = random_positions(Rules(game=game, num_players=4, target_score=None), 64, seed=3)
     obs = {k: v[~engine.state.match_over] for k, v in observations(engine).items()}
@@ -305,7 +305,7 @@ def test_the_card_head_is_computed_only_at_the_cards_that_may_be_played(game: st
     np.testing.assert_allclose(legal.numpy()[:, :52][mask[:, :52]],
                                reference.numpy()[mask[:, :52]], rtol=1e-5, atol=1e-5)
     assert (legal.numpy()[~mask] == MASKED_LOGIT).all()
-    numpy_net = make_agent("ppo", checkpoint="dmc_all").net
+    numpy_net = make_agent("ppo", checkpoint=SHIPPED_NETWORK).net
     np.testing.assert_allclose(numpy_net.logits(x, mask)[mask], full.numpy()[mask],
                                rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(numpy_net.logits(x, everything), full.numpy(), rtol=1e-4,
