@@ -104,8 +104,13 @@ def finished_on_ray(units: list[tuple], play: Callable[..., list[dict]], workers
             submit()
             yield ray.get(done)
     finally:
-        for reference in running:
-            ray.cancel(reference, force=True)
+        if running and not started_here:  # stopped early on a Ray that stays: free it
+            # Only the tasks still running: cancelling one as it completes is a race that
+            # aborts this process inside Ray 2.60 ("Tried to complete task that was not
+            # pending", ray-project/ray#54527); a Ray started here stops with its tasks.
+            _, unfinished = ray.wait(list(running), num_returns=len(running), timeout=0)
+            for reference in unfinished:
+                ray.cancel(reference, force=True)
         if started_here:
             ray.shutdown()
 
