@@ -1,4 +1,4 @@
-"""Shared pytest configuration: the ``--runslow`` option and Hypothesis profiles."""
+"""Shared pytest configuration: the ``--runslow`` option, Hypothesis profiles, fixtures."""
 
 from __future__ import annotations
 
@@ -42,6 +42,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_pytest_tmp(tmp_path_factory):
+    """Stable-Baselines3's ``learn`` makes a ``/tmp/SB3-<time>`` folder a call unless
+    ``SB3_LOGDIR`` names one: point it into pytest's temporary folders (which pytest prunes),
+    for this process and the subprocesses the tests start."""
+    before = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3_logs"))
+    yield
+    if before is None:
+        del os.environ["SB3_LOGDIR"]
+    else:
+        os.environ["SB3_LOGDIR"] = before
 
 
 @pytest.fixture
