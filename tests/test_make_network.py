@@ -5,6 +5,7 @@ the shipped file weight by weight. (The full runs take hours: not a test.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import shutil
@@ -35,8 +36,8 @@ def test_its_steps_are_the_commands_the_networks_record_gives(network):
     starts = ["", "runs/x/ei/gen1.pt", "runs/x/dmc/it200.pt", "runs/x/dmc3/it1000.pt"]
     for k, ((module, argv), typed) in enumerate(zip(made, recorded, strict=True)):
         assert typed[:3] == ["python", "-m", f"experiments.{module}"]
-        ours, theirs = options(argv), options(typed[3:])
-        assert ours == {**theirs, "--out-dir": folders[k], "--init": starts[k]}, k
+        ours, theirs = parsed(module, argv), parsed(module, typed[3:])
+        assert ours == dataclasses.replace(theirs, out_dir=folders[k], init=starts[k]), k
     # each shipped network is the last of its own steps, the record's first ones (the
     # same commands and arguments; the notes say what each step's network became)
     assert len(made) == make_network.STEPS[network]
@@ -48,28 +49,23 @@ def test_its_steps_are_the_commands_the_networks_record_gives(network):
     # the last step writes the network compared
     last = made[-1][1]
     assert make_network.made_file(args).parent == Path(last[last.index("--out-dir") + 1])
-    # and each parses, with its settings accepted, as its command reads it (a warm start
-    # exists once the step before has run: here, a stand-in)
+    # and each step's settings are accepted as its command checks them (a warm start exists
+    # once the step before has run: here, a stand-in)
     for module, argv in made:
-        if module == "expert_iteration":
-            tyro.cli(expert_iteration.Args, args=argv).check()
-        else:
-            start = argv.index("--init") + 1
-            tyro.cli(dmc.Args, args=[*argv[:start], str(SHIPPED), *argv[start + 1:]]).check()
+        settings = parsed(module, argv)
+        if module == "dmc":
+            settings = dataclasses.replace(settings, init=str(SHIPPED))
+        settings.check()
+
+
+def parsed(module: str, argv: list[str]):
+    """A step's command line read as its command reads it: its ``Args``."""
+    return tyro.cli({"expert_iteration": expert_iteration.Args, "dmc": dmc.Args}[module],
+                    args=argv)
 
 
 def without_note(step: dict) -> dict:
     return {key: value for key, value in step.items() if key != "note"}
-
-
-def options(argv: list[str]) -> dict[str, str]:
-    """A command line's options and their values (a flag's value: '')."""
-    found, k = {}, 0
-    while k < len(argv):
-        value = argv[k + 1] if k + 1 < len(argv) and not argv[k + 1].startswith("--") else None
-        found[argv[k]] = "" if value is None else value
-        k += 1 if value is None else 2
-    return found
 
 
 def test_the_network_made_by_default_is_the_one_prior_auto_plays_into_its_own_folder(capsys):
