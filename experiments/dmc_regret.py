@@ -9,19 +9,24 @@ B). For each decision:
 
 * **regret**: B's value of A's best move less B's value of the network's move (and the
   same with A and B swapped; their mean): what the improved move gains by the network's
-  own continuation, unbiased for the gain of the move one noisy estimate picks (a lower
-  bound of what an exact one-step lookahead gains: the max over noisy values is not
-  taken twice);
-* **agreement**: whether A's best move is the network's;
+  own continuation, unbiased for the gain of the move one noisy estimate picks (in the
+  lookahead's model, below, a lower bound of what an exact one-step lookahead gains: the
+  max over noisy values is not taken twice);
+* **agreement**: whether A's best move is the network's (beside how often A's best is
+  B's: near-ties and cards of equal worth count as disagreements too);
 * **move-value error**: the root mean square, over the legal moves, of the network's
   move values less the estimates' mean (each centred on its mean over the legal
   moves, so that the points already won drop out), beside the same measure of the
-  estimates' own noise ((A - B) / 2, centred): the network's error beyond noise.
+  estimates' own noise ((A - B) / 2, centred): the network's error beyond noise (both
+  pooled over every (decision, legal card)).
 
 Per round: the regret times the decisions with a choice a seat meets in a round (of the
-self-play games). Points a round (Hearts: penalty points saved). A diagnostic, not a
-target: the worlds are drawn uniformly (``mc``'s belief), the network's values were
-learned on self-play's own deals, so part of a disagreement can be the belief's.
+self-play games): the one-step advantage summed over a round's decisions, not what
+playing the lookahead at every move would gain. Points a round (Hearts: penalty points
+saved). A diagnostic, not a target: all of it is measured in ``mc``'s model, whose worlds
+are drawn uniformly (voids aside) and ignore what the network's past plays reveal of its
+hands, and whose opponents play on from histories they might not have made; the network
+learned on self-play's own deals. Part of a regret can be that model's.
 
     python -m experiments.dmc_regret --network dmc4_it1000 --rule-sets smoorverliefd hearts
 """
@@ -95,6 +100,29 @@ def self_play(network, rules, games: int, seed: int) -> tuple[dict[str, np.ndarr
     return {"observation": obs, "action_mask": mask}, len(obs) / (games * rules.num_players)
 
 
+def figures(net: np.ndarray, a: np.ndarray, b: np.ndarray, ours: np.ndarray) -> dict:
+    """The figures of D decisions (see the module's docstring) from the network's move
+    values ``net`` (D, 70) in points, the lookahead's two independent estimates ``a`` and
+    ``b`` (D, 70) (each NaN where a card is not legal) and the network's moves ``ours``
+    (D,): ``regret`` (D,), ``agreement`` (A's best card is the network's),
+    ``estimates_agreement`` (A's best is B's: the ceiling noise leaves agreement), and the
+    root mean squares of the move-value error and of the estimates' noise, pooled over
+    every (decision, legal card)."""
+    d = np.arange(len(ours))
+    best_a, best_b = (np.argmax(np.where(np.isnan(x), -np.inf, x), axis=1) for x in (a, b))
+    regret = ((b[d, best_a] - b[d, ours]) + (a[d, best_b] - a[d, ours])) / 2  # (D,)
+
+    def centred(x: np.ndarray) -> np.ndarray:  # each decision less its mean over legal cards
+        return x - np.nanmean(x, axis=1, keepdims=True)
+
+    error = centred(net) - centred((a + b) / 2)  # (D, 70)
+    noise = centred((a - b) / 2)  # (D, 70)
+    return {"regret": regret, "agreement": float(np.mean(best_a == ours)),
+            "estimates_agreement": float(np.mean(best_a == best_b)),
+            "move_value_rms_error": float(np.sqrt(np.nanmean(error ** 2))),
+            "estimate_noise_rms": float(np.sqrt(np.nanmean(noise ** 2)))}
+
+
 def measure(args: Args, rule_set: str) -> dict:
     """One rule set's row (see the module's docstring)."""
     start = time.perf_counter()
@@ -108,7 +136,6 @@ def measure(args: Args, rule_set: str) -> dict:
                               replace=False))
     batch = {key: value[pick] for key, value in found.items()}  # (D, ...)
     legal = batch["action_mask"]  # (D, 70)
-    d = np.arange(len(pick))
     ours = network.act(batch, rng)  # (D,) the network's move
     # Move values in points: a logit is a move value over POINTS_PER_LOGIT points (DMC's
     # regression), and log-softmax keeps the differences within a decision.
@@ -116,23 +143,15 @@ def measure(args: Args, rule_set: str) -> dict:
     improved = make_agent("mc", worlds=args.worlds, rollout_agent=spec)
     a, b = (improved.evaluate(batch, np.random.default_rng(args.seed + 2 + k))[1]
             for k in range(2))  # (D, 70) each, NaN where illegal
-    best_a, best_b = (np.argmax(np.where(legal, x, -np.inf), axis=1) for x in (a, b))
-    regret = ((b[d, best_a] - b[d, ours]) + (a[d, best_b] - a[d, ours])) / 2  # (D,)
-    def centred(x: np.ndarray) -> np.ndarray:
-        return x - np.nanmean(x, axis=1, keepdims=True)
-
-    error = centred(net) - centred((a + b) / 2)  # (D, 70)
-    noise = centred((a - b) / 2)  # (D, 70)
-    mean, low, high = mean_interval(regret)
+    found = figures(net, a, b, ours)
+    mean, low, high = mean_interval(found.pop("regret"))
     return {
         "rule_set": rule_set, "players": args.players, "decisions": len(pick),
         "choices_a_round": per_round,
         "regret": {"mean": mean, "low": low, "high": high},
         "regret_a_round": {k: v * per_round for k, v in
                            {"mean": mean, "low": low, "high": high}.items()},
-        "agreement": float(np.mean(best_a == ours)),
-        "move_value_rms_error": float(np.sqrt(np.nanmean(error ** 2))),
-        "estimate_noise_rms": float(np.sqrt(np.nanmean(noise ** 2))),
+        **found,
         "seconds": time.perf_counter() - start,
     }
 
