@@ -28,6 +28,14 @@ TEST_DEALS = "4"
 LADDER_DEALS = 100
 
 
+@pytest.fixture(autouse=True)
+def notebook_temp_files_in_pytest_tmp(tmp_path, monkeypatch):
+    """The notebooks play into ``tempfile.mkdtemp()`` folders, which they leave for the
+    reader's system to clear; their kernels here put them in pytest's temporary folders
+    (pruned), not /tmp."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+
+
 def execute(path: Path, cwd: Path) -> nbformat.NotebookNode:
     notebook = nbformat.read(path, as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3",
