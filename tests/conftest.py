@@ -49,13 +49,9 @@ def sb3_logs_in_pytest_tmp(tmp_path_factory):
     """Stable-Baselines3's ``learn`` makes a ``/tmp/SB3-<time>`` folder a call unless
     ``SB3_LOGDIR`` names one: point it into pytest's temporary folders (which pytest prunes),
     for this process and the subprocesses the tests start."""
-    before = os.environ.get("SB3_LOGDIR")
-    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3_logs"))
-    yield
-    if before is None:
-        del os.environ["SB3_LOGDIR"]
-    else:
-        os.environ["SB3_LOGDIR"] = before
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3_logs")))
+        yield
 
 
 @pytest.fixture
