@@ -22,7 +22,7 @@ from agents.training.dmc import (  # noqa: E402
     update,
 )
 from experiments import dmc  # noqa: E402
-from smoor_env import preset  # noqa: E402
+from smoor_env import Phase, preset  # noqa: E402
 from smoor_env.envs.selfplay import SelfPlayVectorEnv  # noqa: E402
 from smoor_env.observation import compact_scale  # noqa: E402
 
@@ -122,6 +122,93 @@ def test_update_fits_the_played_moves_to_their_points(targets):
     assert np.corrcoef(points, wanted)[0, 1] > 0.9
 
 
+def linear_scorer(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """A deterministic chooser that reads the whole observation: the legal action of the
+    largest fixed random score."""
+    weights = np.random.default_rng(4).normal(size=(obs.shape[1], 70)).astype(np.float32)
+    return np.where(mask, obs @ weights, -np.inf).argmax(axis=1)
+
+
+@pytest.mark.parametrize("name,players", [("smoorverliefd", 4), ("hearts", 4),
+                                          ("bidding", 3), ("partners", 4)])
+def test_a_branch_plays_each_other_card_out_in_the_true_deal_as_the_table_would(name, players):
+    """branch=1: every play decision with a choice is played out with each other legal
+    card. Each outcome is what the same env, copied at that decision and given that card,
+    deals out to the seat when the same chooser plays on (observations from the env's
+    tracker, points from its rewards)."""
+    rules = preset(name, players)
+    data = DMCTables([rules], 2, seed=5, branch=1.0).play_round(0, linear_scorer)
+    played = data["played"]
+    assert played.any() and (~played).any()
+
+    env = SelfPlayVectorEnv(2, rules, reward_mode="trick", obs_dtype="int8")
+    obs, info = env.reset(seed=5)
+    scale = compact_scale()
+    earned = np.zeros((2, players))
+    done = np.zeros(2, bool)
+    want: dict[str, list] = {key: [] for key in ("observations", "actions", "returns", "earned")}
+    while not done.all():
+        mask = info["action_mask"]
+        actions = linear_scorer(obs.astype(np.float32) * scale, mask)
+        playing = ~done & (env.engine.state.phase == Phase.PLAY) & (mask.sum(axis=1) >= 2)
+        for game in np.flatnonzero(playing):
+            seat = info["seat"][game]
+            for card in np.flatnonzero(mask[game]):
+                if card == actions[game]:
+                    continue
+                copy_env, moves = copy.deepcopy(env), actions.copy()
+                moves[game] = card
+                gained, over = 0.0, False
+                while not over:
+                    got, rewards, terminated, _, got_info = copy_env.step(moves)
+                    gained += rewards[game, seat]
+                    over = terminated[game]
+                    moves = linear_scorer(got.astype(np.float32) * scale,
+                                          got_info["action_mask"])
+                outcome = (obs[game], card, earned[game, seat] + gained, earned[game, seat])
+                for key, value in zip(want, outcome, strict=True):
+                    want[key].append(value)
+        obs, rewards, terminated, _, info = env.step(actions)
+        earned += rewards
+        done |= terminated
+    np.testing.assert_array_equal(data["observations"][~played], np.array(want["observations"]))
+    np.testing.assert_array_equal(data["actions"][~played], want["actions"])
+    np.testing.assert_allclose(data["returns"][~played], want["returns"])
+    np.testing.assert_allclose(data["earned"][~played], want["earned"])
+    # The round itself is the one played without branches.
+    plain = DMCTables([rules], 2, seed=5).play_round(0, linear_scorer)
+    for key in ("observations", "actions", "returns", "earned"):
+        np.testing.assert_array_equal(data[key][played], plain[key])
+
+
+def test_branch_is_a_probability_and_plays_some_decisions_at_that_rate():
+    with pytest.raises(ValueError, match="branch must be a probability"):
+        DMCTables([preset("hearts", 4)], 2, seed=0, branch=1.5)
+    rules = preset("smoorverliefd", 4)
+    none = DMCTables([rules], 8, seed=0, branch=0.0).play_round(0, lowest_legal)
+    assert none["played"].all()
+    some = DMCTables([rules], 8, seed=0, branch=0.25).play_round(0, lowest_legal)
+    every = DMCTables([rules], 8, seed=0, branch=1.0).play_round(0, lowest_legal)
+    assert 0 < (~some["played"]).sum() < (~every["played"]).sum()
+
+
+def test_the_value_head_learns_only_the_moves_the_round_played():
+    """A branch's other cards teach the move values, not the value of the state (which is
+    the played move's): an update of branch cards alone leaves the value head as it was."""
+    torch.manual_seed(0)
+    net = PolicyNet((32,))
+    data = DMCTables([preset("hearts", 4)], 2, seed=1, branch=1.0).play_round(0, lowest_legal)
+    others = {key: value[~data["played"]] for key, value in data.items()}
+    value_head = [p.detach().clone() for p in net.value.parameters()]
+    policy_head = [p.detach().clone() for p in net.policy.parameters()]
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    fitted = update(net, optimizer, others, 64, torch.Generator().manual_seed(0))
+    assert fitted.value_mse == 0.0 and fitted.move_mse > 0
+    assert all(torch.equal(a, b) for a, b in zip(value_head, net.value.parameters(), strict=True))
+    assert not all(torch.equal(a, b)
+                   for a, b in zip(policy_head, net.policy.parameters(), strict=True))
+
+
 def test_the_command_makes_the_same_network_twice_and_it_plays(tmp_path: Path):
     argv = ["--iterations", "2", "--num-envs", "2", "--rule-sets", "smoorverliefd", "hearts",
             "--players", "4", "--hidden", "32", "--card-head", "8", "--save-every", "1",
@@ -147,6 +234,7 @@ def test_the_command_makes_the_same_network_twice_and_it_plays(tmp_path: Path):
 
 @pytest.mark.parametrize("option,value,message", [
     ("--epsilon", "1.5", "--epsilon must be in"),
+    ("--branch", "-0.1", "--branch must be in"),
     ("--targets", "future", "--targets must be one of"),
     ("--iterations", "0", "--iterations must be at least 1"),
     ("--seed", "990", "leaves the training seeds 0-999"),
@@ -182,10 +270,12 @@ def test_deepen_grows_the_init_network_which_then_trains(tmp_path):
     np.testing.assert_array_equal(rounds[0]["actions"], rounds[1]["actions"])
 
 
-@pytest.mark.parametrize("actor", [[], ["--actor"]], ids=["serial", "actor"])
+@pytest.mark.parametrize("actor", [[], ["--actor"], ["--branch", "0.2"]],
+                         ids=["serial", "actor", "branch"])
 def test_a_stopped_run_goes_on_to_the_network_an_unbroken_run_makes(tmp_path, monkeypatch,
                                                                    actor):
-    """Also with --actor: the round it played ahead is saved with the state."""
+    """Also with --actor (the round it played ahead is saved with the state) and with
+    --branch (which decisions branch is drawn from a generator saved with the tables)."""
     small = [*SMALL, *actor]
     assert dmc.main([*small, "--iterations", "5", "--out-dir", str(tmp_path / "whole")]) == 0
 

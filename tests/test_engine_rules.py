@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers import act, legal_cards, new_game, play, play_out_round
 
-from smoor_env import Engine, Phase, Rules, parse_cards
+from smoor_env import Engine, Phase, Rules, State, parse_cards
 
 # Each seat holds one whole suit: nobody can follow anyone, so the leader wins every trick.
 CLUBS, DIAMONDS, HEARTS, SPADES = (
@@ -186,3 +186,20 @@ def test_trick_history_records_every_card_by_seat():
     assert sorted(cards.ravel().tolist()) == list(range(52))
     assert fin["trick_leader"][0].tolist() == [2] * 13
     assert np.all(cards // 13 == np.array([0, 1, 2, 3]))  # each seat played its own suit
+
+
+def test_concat_joins_states_that_take_split_and_play_goes_on_the_same():
+    engine = Engine(Rules(), 4)
+    engine.reset(seed=3)
+    for _ in range(5):
+        engine.step(engine.sample_legal(np.random.default_rng(0)))
+    st = engine.state
+    joined = State.concat([st.take([2, 0]), st.take([3])])
+    again = Engine(Rules(), 3)
+    again.state = joined
+    again.refresh_legal()
+    np.testing.assert_array_equal(again.legal_mask, engine.legal_mask[[2, 0, 3]])
+    np.testing.assert_array_equal(joined.hands, st.hands[[2, 0, 3]])
+    assert set(joined.finished) == set(st.finished)
+    with pytest.raises(ValueError, match="at least one state"):
+        State.concat([])

@@ -93,6 +93,17 @@ class State:
         return State(**arrays, finished={k: v[idx].copy() for k, v in self.finished.items()})
 
     @classmethod
+    def concat(cls, states: list[State]) -> State:
+        """One state of the games of ``states``, in order (``take``'s inverse): states of
+        the same rules, any batch sizes."""
+        if not states:
+            raise ValueError("concat needs at least one state")
+        arrays = {f.name: np.concatenate([getattr(s, f.name) for s in states])
+                  for f in dataclasses.fields(cls) if f.name != "finished"}
+        return cls(**arrays, finished={k: np.concatenate([s.finished[k] for s in states])
+                                       for k in states[0].finished})
+
+    @classmethod
     def empty(cls, batch_size: int, num_players: int, num_tricks: int) -> State:
         """A zeroed state of the right shapes (the engine's reset fills it in)."""
         b, p, t = batch_size, num_players, num_tricks
