@@ -19,10 +19,11 @@ from agents.training.dmc import (  # noqa: E402
     POINTS_PER_LOGIT,
     DMCTables,
     epsilon_greedy,
+    play_out,
     update,
 )
 from experiments import dmc  # noqa: E402
-from smoor_env import Phase, preset  # noqa: E402
+from smoor_env import Engine, Phase, preset  # noqa: E402
 from smoor_env.envs.selfplay import SelfPlayVectorEnv  # noqa: E402
 from smoor_env.observation import compact_scale  # noqa: E402
 
@@ -181,15 +182,31 @@ def test_a_branch_plays_each_other_card_out_in_the_true_deal_as_the_table_would(
         np.testing.assert_array_equal(data[key][played], plain[key])
 
 
-def test_branch_is_a_probability_and_plays_some_decisions_at_that_rate():
+def branched_decisions(data: dict[str, np.ndarray]) -> int:
+    """How many decisions branched: the distinct observations of the other cards' rows
+    (each decision's observation is its own: a game's seat to act changes every step)."""
+    return len(np.unique(data["observations"][~data["played"]], axis=0))
+
+
+def test_branch_is_a_probability_and_plays_decisions_with_a_choice_at_that_rate():
     with pytest.raises(ValueError, match="branch must be a probability"):
         DMCTables([preset("hearts", 4)], 2, seed=0, branch=1.5)
     rules = preset("smoorverliefd", 4)
-    none = DMCTables([rules], 8, seed=0, branch=0.0).play_round(0, lowest_legal)
+    none = DMCTables([rules], 64, seed=0, branch=0.0).play_round(0, lowest_legal)
     assert none["played"].all()
-    some = DMCTables([rules], 8, seed=0, branch=0.25).play_round(0, lowest_legal)
-    every = DMCTables([rules], 8, seed=0, branch=1.0).play_round(0, lowest_legal)
-    assert 0 < (~some["played"]).sum() < (~every["played"]).sum()
+    every = branched_decisions(DMCTables([rules], 64, seed=0, branch=1.0)
+                               .play_round(0, lowest_legal))
+    some = branched_decisions(DMCTables([rules], 64, seed=0, branch=0.25)
+                              .play_round(0, lowest_legal))
+    # a binomial count of `every` draws at 0.25: within 5 standard deviations
+    spread = 5 * np.sqrt(every * 0.25 * 0.75)
+    assert abs(some - 0.25 * every) < spread, (some, every)
+
+
+def test_play_out_refuses_a_match():
+    engine = Engine(preset("smoorverliefd", 4, matches=True), 2)
+    with pytest.raises(ValueError, match="single rounds"):
+        play_out(engine, lowest_legal, compact_scale())
 
 
 def test_the_value_head_learns_only_the_moves_the_round_played():

@@ -175,9 +175,12 @@ class DMCTables:
 
 
 def play_out(engine: Engine, choose: Chooser, scale: np.ndarray) -> None:
-    """Play every game of ``engine`` (play phase) to the end of its round, ``choose``
-    deciding for every seat on its observation (compact, times ``scale``: as the
-    tables' own games observe)."""
+    """Play every game of ``engine`` (a single round, in its play phase) to the end of
+    its round, ``choose`` deciding for every seat on its observation (compact, times
+    ``scale``: as the tables' own games observe)."""
+    if engine.rules.target_score is not None:
+        raise ValueError("play_out plays single rounds (target_score=None), got a match "
+                         f"to {engine.rules.target_score}")
     st = engine.state  # stepped in place
     while not st.match_over.all():
         acting = ~st.match_over  # (B,)
