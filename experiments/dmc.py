@@ -457,7 +457,8 @@ def _iteration(args: Args, folder: Path, iteration: int, code: str, net: PolicyN
     with open(folder / "log.jsonl", "a") as out:
         out.write(json.dumps(row) + "\n")
     log(args.progress, f"iteration {iteration}: {fitted.decisions} decisions"
-                       + (f" ({row['branched']} of them branched)" if args.branch else "")
+                       + (f" ({row['branched']} of them other cards of branches)" if args.branch
+                          else "")
                        + ", move error "
                        f"{fitted.move_mse:.4f}, value error {fitted.value_mse:.4f}, "
                        f"{play_seconds:.1f} s play + {fit_seconds:.1f} s fit"

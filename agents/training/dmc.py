@@ -154,9 +154,10 @@ class DMCTables:
                        ) -> dict[str, np.ndarray]:
         """Every other legal card of the branched decisions, each played in its true deal
         and the round played out by ``choose``: their ``play_round`` fields."""
-        obs, state, mask, played, seat, earned = (
-            State.concat([b[1] for b in branches]) if i == 1 else np.concatenate(
-                [b[i] for b in branches]) for i in range(6))
+        # (n, 1128) obs, (n, 70) mask, (n,) played, seat and earned of the n decisions
+        obs, mask, played, seat, earned = (np.concatenate([b[i] for b in branches])
+                                           for i in (0, 2, 3, 4, 5))
+        state = State.concat([b[1] for b in branches])  # their n games before the move
         other = mask.copy()  # (n, 70)
         other[np.arange(len(played)), played] = False
         row, card = np.nonzero(other)  # (M,) each: the decision, another legal card
