@@ -6,27 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-
-class WorkerInterrupted(Exception):
-    """A KeyboardInterrupt in a worker process, carried back to the main process (a pool
-    worker passes on only ``Exception``s: a bare KeyboardInterrupt would kill it and
-    leave its task unanswered forever)."""
-
-
 #: ``play`` of the forked worker processes: set before they fork, so it need not pickle.
 _worker_play: Callable[..., list[dict]] | None = None
-
-
-def _play_in_worker(unit: tuple) -> tuple[tuple, list[dict]]:
-    try:
-        return unit, _worker_play(*unit)
-    except KeyboardInterrupt:
-        raise WorkerInterrupted(f"unit {unit} interrupted") from None
 
 
 def _quiet_worker() -> None:
@@ -53,16 +40,82 @@ def finished_units(units: list[tuple], play: Callable[..., list[dict]], workers:
             yield unit, play(*unit)
         return
     _worker_play = play
-    pool = multiprocessing.get_context("fork").Pool(min(workers, len(units)),
-                                                     initializer=_quiet_worker)
     try:
-        yield from pool.imap_unordered(_play_in_worker, units)
-    except WorkerInterrupted:
-        raise KeyboardInterrupt from None
+        yield from _forked(units, min(workers, len(units)))
     finally:
-        pool.terminate()
-        pool.join()
         _worker_play = None
+
+
+def _forked(units: list[tuple], workers: int) -> Iterator[tuple[tuple, list[dict]]]:
+    """``(unit, _worker_play(*unit))`` of every unit from ``workers`` forked processes,
+    one unit at a time each, in the order they finish. Each worker has a pipe of its own
+    and nothing else is shared, so stopping them (``terminate``, when the iterator is
+    closed) cannot hang as ``multiprocessing.Pool.terminate`` can with tasks still queued
+    (python/cpython#78178: its task thread waits forever on the queue's lock)."""
+    context = multiprocessing.get_context("fork")
+    processes, pipes = [], []
+    try:
+        for _ in range(workers):
+            mine, theirs = context.Pipe()
+            process = context.Process(target=_worker, args=(theirs,), daemon=True)
+            process.start()
+            theirs.close()
+            processes.append(process)
+            pipes.append(mine)
+        waiting = iter(units)
+        busy: dict[Any, tuple] = {}  # pipe -> the unit its worker plays
+        for pipe in pipes:
+            unit = next(waiting, None)
+            if unit is not None:
+                pipe.send(unit)
+                busy[pipe] = unit
+        while busy:
+            for pipe in multiprocessing.connection.wait(list(busy)):
+                try:
+                    kind, answer = pipe.recv()
+                except EOFError:
+                    raise RuntimeError(f"a worker process died playing unit {busy[pipe]}"
+                                       ) from None
+                del busy[pipe]
+                if kind == "interrupted":
+                    raise KeyboardInterrupt
+                if kind == "error":
+                    raise answer
+                unit = next(waiting, None)
+                if unit is not None:  # the worker's next unit, before this one is used
+                    pipe.send(unit)
+                    busy[pipe] = unit
+                yield answer
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join()
+        for pipe in pipes:
+            pipe.close()
+
+
+def _worker(pipe) -> None:
+    """A forked worker: plays the units it is sent until its pipe closes, answering each
+    with ``("ok", (unit, rows))``, ``("error", exception)`` or ``("interrupted", None)``."""
+    _quiet_worker()
+    while True:
+        try:
+            unit = pipe.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            answer = ("ok", (unit, _worker_play(*unit)))
+        except KeyboardInterrupt:
+            answer = ("interrupted", None)
+        except Exception as error:  # raised again in the main process, as a pool does
+            answer = ("error", error)
+        try:
+            pipe.send(answer)
+        except Exception as error:  # an answer that does not pickle
+            pipe.send(("error", RuntimeError(f"unit {unit}: {type(error).__name__}: "
+                                             f"{error}")))
 
 
 def finished_on_ray(units: list[tuple], play: Callable[..., list[dict]], workers: int,
