@@ -31,6 +31,7 @@ played (``Rules.to_dict``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -239,11 +240,12 @@ def main(argv: list[str] | None = None) -> dict:
     done: dict[tuple[str, int], dict] = {}
     printed = 0
     # The shared pool: Ctrl-C or SIGTERM stops the workers too.
-    for unit, result in finished_units(units, play, args.workers):
-        done[unit] = result
-        while ("table", printed) in done:  # in job order: the workers change nothing
-            print(format_row(done[("table", printed)]), flush=True)
-            printed += 1
+    with contextlib.closing(finished_units(units, play, args.workers)) as finished:
+        for unit, result in finished:
+            done[unit] = result
+            while ("table", printed) in done:  # in job order: the workers change nothing
+                print(format_row(done[("table", printed)]), flush=True)
+                printed += 1
     rows = [done[("table", k)] for k in range(len(jobs))]
     timing = [done[("time", k)] for k in range(len(timing_jobs))]
     for t in timing:

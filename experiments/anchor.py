@@ -21,6 +21,7 @@ The programs: ``experiments/openspiel_anchor.py`` (OpenSpiel's ISMCTS) and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -200,13 +201,14 @@ def run(anchor: Anchor, args) -> dict:
                                          desc="games") as bar:
             if path.stat().st_size and path.read_bytes()[-1:] != b"\n":
                 out.write("\n")  # a line cut short by a kill stays apart from the next
-            for _, game in finished_units(todo, functools.partial(anchor.play_game, args),
-                                          args.workers):
-                out.write(json.dumps(game) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-                games.append(game)
-                bar.update()
+            with contextlib.closing(finished_units(
+                    todo, functools.partial(anchor.play_game, args), args.workers)) as finished:
+                for _, game in finished:
+                    out.write(json.dumps(game) + "\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+                    games.append(game)
+                    bar.update()
         summary = summarise(anchor, args, [g for g in games if g["deal"] < args.deals])
         summary["settings"].update(identity)
         write_atomic(folder / "summary.json", json.dumps(summary, indent=1))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
 
 import pytest
@@ -42,6 +43,12 @@ def dies(x: int) -> list[dict]:
     return [{"x": x}]
 
 
+def stopped(x: int) -> list[dict]:
+    if x == 2:
+        os.kill(os.getpid(), signal.SIGTERM)  # as `timeout` or Slurm stops a process group
+    return [{"x": x}]
+
+
 def test_every_unit_is_played_once_by_the_workers():
     got = list(finished_units(UNITS, square, workers=2))
     assert sorted(got) == [((i,), [{"x": i, "square": i * i}]) for i in range(8)]
@@ -63,9 +70,16 @@ def test_a_stop_with_units_still_waiting_is_at_once_and_leaves_no_process():
 @pytest.mark.parametrize("play,raised,message", [
     (fails, ValueError, "unit three is bad"),
     (interrupted, KeyboardInterrupt, None),
-    (dies, RuntimeError, r"a worker process died playing unit \(2,\)"),
-], ids=["error", "interrupt", "death"])
+    (dies, RuntimeError, r"a worker process died \(exit code 3\) playing unit \(2,\)"),
+    (stopped, KeyboardInterrupt, None),
+], ids=["error", "interrupt", "death", "sigterm"])
 def test_what_goes_wrong_in_a_worker_is_raised_here_not_a_hang(play, raised, message):
     with pytest.raises(raised, match=message):
         list(finished_units(UNITS, play, workers=2))
     assert multiprocessing.active_children() == []
+
+
+def test_a_workers_error_carries_the_workers_traceback():
+    with pytest.raises(ValueError) as raised:
+        list(finished_units(UNITS, fails, workers=2))
+    assert "in fails" in str(raised.value.__cause__)  # where in the worker it was raised

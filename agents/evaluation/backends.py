@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.connection
+import pickle
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from multiprocessing.pool import ExceptionWithTraceback
 from typing import Any
 
 #: ``play`` of the forked worker processes: set before they fork, so it need not pickle.
@@ -62,6 +64,7 @@ def _forked(units: list[tuple], workers: int) -> Iterator[tuple[tuple, list[dict
             theirs.close()
             processes.append(process)
             pipes.append(mine)
+        worker_of = dict(zip(pipes, processes, strict=True))
         waiting = iter(units)
         busy: dict[Any, tuple] = {}  # pipe -> the unit its worker plays
         for pipe in pipes:
@@ -73,9 +76,13 @@ def _forked(units: list[tuple], workers: int) -> Iterator[tuple[tuple, list[dict
             for pipe in multiprocessing.connection.wait(list(busy)):
                 try:
                     kind, answer = pipe.recv()
-                except EOFError:
-                    raise RuntimeError(f"a worker process died playing unit {busy[pipe]}"
-                                       ) from None
+                except (EOFError, OSError):  # OSError: it died in the middle of an answer
+                    worker = worker_of[pipe]
+                    worker.join(1)
+                    if worker.exitcode == -signal.SIGTERM:  # the whole group was stopped
+                        raise KeyboardInterrupt from None
+                    raise RuntimeError(f"a worker process died (exit code {worker.exitcode})"
+                                       f" playing unit {busy[pipe]}") from None
                 del busy[pipe]
                 if kind == "interrupted":
                     raise KeyboardInterrupt
@@ -110,12 +117,23 @@ def _worker(pipe) -> None:
         except KeyboardInterrupt:
             answer = ("interrupted", None)
         except Exception as error:  # raised again in the main process, as a pool does
-            answer = ("error", error)
+            answer = ("error", _portable(error))
         try:
             pipe.send(answer)
         except Exception as error:  # an answer that does not pickle
-            pipe.send(("error", RuntimeError(f"unit {unit}: {type(error).__name__}: "
-                                             f"{error}")))
+            pipe.send(("error", _portable(RuntimeError(f"unit {unit}: {type(error).__name__}"
+                                                       f": {error}"))))
+
+
+def _portable(error: Exception) -> ExceptionWithTraceback:
+    """``error`` to send to the main process, which raises it with this process's
+    traceback as its cause (as ``multiprocessing.Pool`` does); one that does not pickle
+    and unpickle becomes a RuntimeError naming it."""
+    try:
+        pickle.loads(pickle.dumps(error))
+    except Exception:
+        error = RuntimeError(f"{type(error).__name__}: {error}")
+    return ExceptionWithTraceback(error, error.__traceback__)
 
 
 def finished_on_ray(units: list[tuple], play: Callable[..., list[dict]], workers: int,
