@@ -226,7 +226,7 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, data: dict[str, np.
     minibatches: the logit of each played move times ``POINTS_PER_LOGIT`` regresses on the
     seat's round points (``targets="round"``) or on its points from the decision on
     (``"rest"``), and the value head on the round points over the value scale (only the
-    moves the round played: ``"played"``, where given), both errors measured over the
+    moves the round played: ``"played"``), both errors measured over the
     value scale."""
     if targets not in TARGETS:
         raise ValueError(f"targets must be one of {TARGETS}, got {targets!r}")
@@ -238,7 +238,7 @@ def update(net: PolicyNet, optimizer: torch.optim.Optimizer, data: dict[str, np.
     points = torch.as_tensor(data["returns"])  # (L,)
     move_points = points - torch.as_tensor(data["earned"]) if targets == "rest" else points
     value_scale = torch.as_tensor(data["value_scale"])  # (L,)
-    on_path = torch.as_tensor(data.get("played", np.ones(size, bool)))  # (L,) bool
+    on_path = torch.as_tensor(data["played"])  # (L,) bool the round played the move
     # (L, 70) only the move played: the card head computes that card's value alone
     played_only = torch.zeros((size, net.policy.out_features), dtype=torch.bool)
     played_only[torch.arange(size), actions] = True
