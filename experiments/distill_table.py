@@ -1,0 +1,217 @@
+"""One network from ``prior="auto"``'s table: every table's prior distilled into one network.
+
+``prior="auto"`` (``agents.mc.table_prior``) plays a shipped network in most rule sets
+and a specialist in others (plain Smoorverliefd: ``ppo_smoorverliefd``). This command
+teaches one network (``--init``, by default the table's network) to play as the table's
+prior does in every ladder table, by policy distillation (Rusu et al. 2016):
+
+1. **Label.** In each table (rule set and player count of ``--rule-sets`` x
+   ``--players``) the table's prior plays every seat of batched self-play, sampling its
+   moves from its policy (``agents.training.expert.label_self_play``), until
+   ``--decisions`` decisions; each keeps the prior's log-probability of every legal move
+   and the round's outcome for the seat. Table k deals from seed ``--seed + k``.
+2. **Fit** (``agents.training.distill.fit``): the network's policy head learns the
+   prior's distribution (cross-entropy to softmax(log pi), so where the prior is the
+   network itself the fit starts at its optimum), its value head the seat's round points
+   over the rule set's value scale, on all tables' labels at once, one in 20 held out.
+3. **Report**: on the held-out decisions of each table, the KL divergence from the
+   prior's policy to the network's and how often their most likely moves agree, before
+   and after the fit (``summary.json``).
+
+Written to ``--out-dir``: ``network.pt`` (``ppo:checkpoint=...`` plays it),
+``summary.json`` and ``args.json``. Labels are made afresh from the seeds, never kept.
+
+    python -m experiments.distill_table                      # into runs/distill_table
+    python -m experiments.distill_table --decisions 300 --epochs 1 --rule-sets \\
+        smoorverliefd hearts --players 4 --out-dir /tmp/distill  # a smoke run
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.evaluation.runs import checked_command, claim_settings, log, write_atomic
+from agents.mc import table_prior
+from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
+from agents.ppo import SHIPPED_NETWORK, PPOAgent
+from agents.training.distill import fit
+from agents.training.expert import label_self_play
+from agents.training.labels import soft_targets
+from smoor_env import PRESETS, preset_tables
+from smoor_env.core.rules import Rules
+from smoor_env.observation import compact_scale
+
+PROG = "python -m experiments.distill_table"
+
+#: Points a unit of log-probability stands for in the labels' values (the fit's targets
+#: are softmax(values / TEMPERATURE): the prior's own distribution).
+TEMPERATURE = 0.5
+
+
+@dataclass
+class Args:
+    decisions: int = 100_000
+    """decisions labelled per table (the rounds in progress then run to their end)"""
+    num_envs: int = 64
+    """games per table played at once"""
+    rule_sets: list[str] = field(default_factory=lambda: [
+        "smoorverliefd", "trump_hearts", "bidding", "partners", "pip_scoring", "hearts",
+        "hearts_no_passing"])
+    """rule sets labelled (names of smoor_env.PRESETS; partners: 4 players only)"""
+    players: list[int] = field(default_factory=lambda: [3, 4, 5])
+    """player counts labelled"""
+    init: str = SHIPPED_NETWORK
+    """the network taught: a shipped checkpoint's name or a path"""
+    epochs: int = 3
+    """epochs over the labels"""
+    learning_rate: float = 1e-4
+    """Adam learning rate (annealed linearly to 0)"""
+    value_coef: float = 0.5
+    """weight of the value head's squared error beside the policy's cross-entropy"""
+    seed: int = 960
+    """training seed: table k deals from seed + k (below 1,000: the training seeds);
+    torch and the fit from it"""
+    out_dir: str = "runs/distill_table"
+    """where network.pt, summary.json and args.json go"""
+    progress: bool = True
+    """print what happens"""
+
+    def check(self) -> None:
+        """Refuse settings that cannot run (a ValueError naming the option)."""
+        for name in ("decisions", "num_envs", "epochs"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got "
+                                 f"{getattr(self, name)}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"--learning-rate must be > 0, got {self.learning_rate}")
+        tables = preset_tables(self.rule_sets, self.players)  # names and counts checked
+        if self.seed < 0 or self.seed + len(tables) - 1 > 999:
+            raise ValueError(f"--seed {self.seed} with {len(tables)} tables leaves the "
+                             "training seeds 0-999")
+
+
+class PriorTeacher:
+    """A table's prior as a labelling teacher (``label_self_play``): it samples its move
+    from its policy and values every legal move at ``TEMPERATURE`` times its
+    log-probability (NaN where illegal)."""
+
+    def __init__(self, checkpoint: str) -> None:
+        self.agent = PPOAgent(checkpoint, sample=True)
+
+    def evaluate(self, observations: dict[str, np.ndarray], rng: np.random.Generator
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        log_pi = self.agent.log_policy(observations)  # (B, 70) -inf where illegal
+        values = np.where(np.isfinite(log_pi), TEMPERATURE * log_pi, np.nan)  # (B, 70)
+        gumbel = -np.log(-np.log(rng.random(log_pi.shape)))  # (B, 70)
+        return np.argmax(log_pi + gumbel, axis=1).astype(np.int64), values
+
+
+def teacher_of(rules: Rules) -> str:
+    """The shipped checkpoint ``prior="auto"`` plays in ``rules``; a ValueError for a
+    rule set it plays no prior in."""
+    name = table_prior(rules, "auto")[0]
+    if name is None:
+        raise ValueError(f"prior='auto' plays no prior in {rules}")
+    return name
+
+
+def agreement(net: PolicyNet, data: dict[str, np.ndarray], targets: np.ndarray,
+              rows: np.ndarray, tables: int) -> list[dict[str, float]]:
+    """Per table: the mean KL divergence from the targets (D, 70) to ``net``'s policy and
+    the share of decisions whose most likely moves agree, over ``rows`` (H,)."""
+    scale = torch.as_tensor(compact_scale()[:net.obs_size])  # (obs,)
+    kls, agree = [], []
+    with torch.no_grad():
+        for begin in range(0, len(rows), 8192):
+            idx = rows[begin:begin + 8192]  # (h,)
+            obs = torch.as_tensor(data["observations"][idx]).float() * scale  # (h, obs)
+            logits, _ = net(obs, torch.as_tensor(data["masks"][idx]))  # (h, 70)
+            log_q = torch.log_softmax(logits, dim=1).numpy()  # (h, 70)
+            p = targets[idx]  # (h, 70)
+            terms = np.where(p > 0, p * (np.log(np.maximum(p, 1e-30)) - log_q), 0.0)
+            kls.append(terms.sum(axis=1))
+            agree.append(p.argmax(axis=1) == log_q.argmax(axis=1))
+    kl, same = np.concatenate(kls), np.concatenate(agree)  # (H,), (H,)
+    table = data["table"][rows]  # (H,)
+    return [{"kl": float(kl[table == k].mean()), "argmax_agreement":
+             float(same[table == k].mean()), "held_out": int((table == k).sum())}
+            for k in range(tables)]
+
+
+def run(args: Args) -> dict[str, Any]:
+    folder = Path(args.out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    claim_settings(args, folder)
+    torch.manual_seed(args.seed)
+    tables = preset_tables(args.rule_sets, args.players)
+    names = [(name, players) for name in args.rule_sets for players in args.players
+             if players in PRESETS[name].players]  # preset_tables' order
+    teachers = [teacher_of(rules) for rules in tables]
+    started = time.monotonic()
+    parts: list[dict[str, np.ndarray]] = []
+    for k, (rules, name, (rule_set, players)) in enumerate(zip(tables, teachers, names,
+                                                                 strict=True)):
+        part = label_self_play(PriorTeacher(name), [rules], args.decisions, args.num_envs,
+                               args.seed + k, np.random.default_rng([args.seed, k]))
+        part["table"][:] = k
+        parts.append(part)
+        log(args.progress, f"table {k} ({rule_set}, {players} players, teacher {name}): "
+                           f"{len(part['actions'])} decisions")
+    data = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+    labelled = time.monotonic() - started
+    targets = soft_targets(data["values"], data["actions"], TEMPERATURE)  # (D, 70)
+    net, _ = load_checkpoint(args.init)
+    net.train()
+    order = torch.randperm(len(targets), generator=torch.Generator().manual_seed(
+        args.seed)).numpy()
+    held = order[:len(order) // 20]  # (H,) the decisions fit holds out, drawn as it draws
+    before = agreement(net.eval(), data, targets, held, len(tables))
+    net.train()
+    started = time.monotonic()
+    fitted = fit(net, data["observations"], data["masks"], targets, epochs=args.epochs,
+                 learning_rate=args.learning_rate, seed=args.seed,
+                 values=data["returns"] / data["value_scale"], value_coef=args.value_coef)
+    fitting = time.monotonic() - started
+    net.eval()
+    assert np.array_equal(held, fitted.held)  # fit holds out the same decisions
+    after = agreement(net, data, targets, held, len(tables))
+    path = folder / "network.pt"
+    save_checkpoint(path, net, {**dataclasses.asdict(args), "teachers": teachers})
+    summary = {
+        "command": " ".join([PROG, *sys.argv[1:]]) if sys.argv[0].endswith(".py") else PROG,
+        "args": dataclasses.asdict(args),
+        "decisions": len(targets), "label_seconds": labelled, "fit_seconds": fitting,
+        "loss": fitted.loss, "held_out_cross_entropy": fitted.held_cross_entropy,
+        "held_out_value_mse": fitted.held_value_mse,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "tables": [{"rule_set": name, "players": players, "teacher": teacher,
+                    "before": b, "after": a}
+                   for (name, players), teacher, b, a in zip(names, teachers, before, after,
+                                                             strict=True)],
+    }
+    write_atomic(folder / "summary.json", json.dumps(summary, indent=1) + "\n")
+    for row in summary["tables"]:
+        log(args.progress, f"{row['rule_set']} {row['players']}p ({row['teacher']}): KL "
+                           f"{row['before']['kl']:.4f} -> {row['after']['kl']:.4f}, argmax "
+                           f"agreement {row['before']['argmax_agreement']:.3f} -> "
+                           f"{row['after']['argmax_agreement']:.3f}")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command; its exit status (2 and one line for settings it refuses)."""
+    return checked_command(PROG, Args, run, __doc__.split("\n\n")[0], argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
