@@ -1,0 +1,122 @@
+"""Distilling prior="auto"'s table into one network (issue 43, point 3): each table's
+teacher is the prior the table plays, its labels are exactly that prior's distribution,
+and the fit moves the network towards the specialist where it differs from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.training.labels import soft_targets
+from smoor_env import preset
+from smoor_env.envs.selfplay import SelfPlayVectorEnv
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def positions(rules, n=6, steps=9, seed=5):
+    """A batch of self-play positions of ``rules`` (random legal moves before it)."""
+    env = SelfPlayVectorEnv(n, rules)
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        legal = info["action_mask"]  # (n, 70)
+        obs, _, _, _, info = env.step(np.argmax(legal * rng.random(legal.shape), axis=1))
+    return {"observation": obs, "action_mask": info["action_mask"]}
+
+
+@pytest.mark.parametrize("name, players, teacher", [
+    ("smoorverliefd", 3, "ppo_smoorverliefd"), ("smoorverliefd", 5, "ppo_smoorverliefd"),
+    ("hearts", 4, "dmc4_it1000"), ("hearts_no_passing", 5, "dmc4_it1000"),
+    ("bidding", 4, "dmc4_it1000"), ("partners", 4, "dmc4_it1000"),
+])
+def test_each_table_is_taught_by_the_prior_it_plays(name, players, teacher):
+    pytest.importorskip("torch")
+    from agents.mc import table_prior
+    from experiments.distill_table import teacher_of
+
+    rules = preset(name, players)
+    assert teacher_of(rules) == teacher == table_prior(rules, "auto")[0]
+
+
+def test_the_labels_are_the_priors_own_distribution():
+    """softmax(values / TEMPERATURE) over the legal moves is the prior's policy, and the
+    moves it plays are drawn from it (each legal, reproducible from the rng)."""
+    pytest.importorskip("torch")
+    from experiments.distill_table import TEMPERATURE, PriorTeacher
+
+    view = positions(preset("smoorverliefd", 4))
+    teacher = PriorTeacher("ppo_smoorverliefd")
+    actions, values = teacher.evaluate(view, np.random.default_rng(1))
+    mask = view["action_mask"]
+    assert np.array_equal(~np.isnan(values), mask)
+    wanted = np.exp(make_agent("ppo").log_policy(view))  # (B, 70)
+    np.testing.assert_allclose(soft_targets(values, actions, TEMPERATURE), wanted,
+                               atol=1e-5)
+    assert mask[np.arange(len(actions)), actions].all()
+    again, _ = teacher.evaluate(view, np.random.default_rng(1))
+    assert np.array_equal(actions, again)
+
+
+def run_command(tmp_path, *options):
+    cmd = [sys.executable, "-m", "experiments.distill_table", "--decisions", "400",
+           "--num-envs", "8", "--rule-sets", "smoorverliefd", "hearts", "--players", "4",
+           "--epochs", "2", "--learning-rate", "3e-4", "--no-progress",
+           "--out-dir", str(tmp_path / "distill"), *options]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_the_command_teaches_the_specialist_and_keeps_the_network(tmp_path):
+    """Before the fit the network is its own teacher in Hearts (KL 0, every most likely
+    move the same) and far from the specialist in Smoorverliefd; after it, nearer the
+    specialist, and the checkpoint plays."""
+    pytest.importorskip("torch")
+    done = run_command(tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = tmp_path / "distill"
+    summary = json.loads((folder / "summary.json").read_text())
+    smoor, hearts = summary["tables"]
+    assert (smoor["rule_set"], smoor["teacher"]) == ("smoorverliefd", "ppo_smoorverliefd")
+    assert (hearts["rule_set"], hearts["teacher"]) == ("hearts", "dmc4_it1000")
+    assert hearts["before"]["kl"] < 1e-4 and hearts["before"]["argmax_agreement"] == 1.0
+    assert smoor["before"]["kl"] > 0.05
+    assert smoor["after"]["kl"] < smoor["before"]["kl"]
+    assert smoor["after"]["held_out"] + hearts["after"]["held_out"] == \
+        summary["decisions"] // 20
+    import hashlib
+
+    from agents.evaluation.runs import code_fingerprint
+    from agents.ppo import read_checkpoint
+    assert summary["sha256"] == hashlib.sha256(
+        (folder / "network.pt").read_bytes()).hexdigest()
+    assert summary["code"] == code_fingerprint()
+    args = read_checkpoint(folder / "network.pt")["args"]
+    assert args["game"] == "all" and args["teachers"] == ["ppo_smoorverliefd", "dmc4_it1000"]
+    view = positions(preset("smoorverliefd", 4), n=2)
+    actions = make_agent("ppo", checkpoint=str(folder / "network.pt")).act(
+        view, np.random.default_rng(0))
+    assert view["action_mask"][np.arange(2), actions].all()
+    other = run_command(tmp_path, "--epochs", "3")
+    assert other.returncode == 2 and "--epochs 2" in other.stderr, other.stderr
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--seed", "999"], "training seeds 0-999"),
+    (["--decisions", "0"], "--decisions must be at least 1"),
+    (["--learning-rate", "0"], "--learning-rate must be > 0"),
+    (["--rule-sets", "whist"], "unknown rule set 'whist'"),
+])
+def test_the_command_refuses_bad_settings(tmp_path, options, message):
+    pytest.importorskip("torch")
+    done = run_command(tmp_path, *options)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert not (tmp_path / "distill").exists()
