@@ -1,21 +1,23 @@
 """One network from ``prior="auto"``'s table: every table's prior distilled into one network.
 
-``prior="auto"`` (``agents.mc.table_prior``) plays a shipped network in most rule sets
-and a specialist in others (plain Smoorverliefd: ``ppo_smoorverliefd``). This command
-teaches one network (``--init``, by default the table's network) to play as the table's
-prior does in every ladder table, by policy distillation (Rusu et al. 2016):
+``prior="auto"`` (``agents.mc.table_prior``) played a shipped network, ``dmc4_it1000``,
+in most rule sets and a specialist, ``ppo_smoorverliefd``, in plain Smoorverliefd. This
+command teaches one network (``--init``, by default ``dmc4_it1000``) to play as that
+table's prior did in every ladder table, by policy distillation (Rusu et al. 2016). A
+table's teacher is the specialist of ``--specialists`` that plays its rule set
+(``agents.ppo.shipped_policy_for``), else ``--init`` itself:
 
 1. **Label.** In each table (rule set and player count of ``--rule-sets`` x
-   ``--players``) the table's prior plays every seat of batched self-play, sampling its
+   ``--players``) the table's teacher plays every seat of batched self-play, sampling its
    moves from its policy (``agents.training.expert.label_self_play``), until
    ``--decisions`` decisions; each keeps the prior's log-probability of every legal move
    and the round's outcome for the seat. Table k deals from seed ``--seed + k``.
 2. **Fit** (``agents.training.distill.fit``): the network's policy head learns the
-   prior's distribution (cross-entropy to softmax(log pi), so where the prior is the
+   teacher's distribution (cross-entropy to softmax(log pi), so where the teacher is the
    network itself the fit starts at its optimum), its value head the seat's round points
    over the rule set's value scale, on all tables' labels at once, one in 20 held out.
 3. **Report**: on the held-out decisions of each table, the KL divergence from the
-   prior's policy to the network's and how often their most likely moves agree, before
+   teacher's policy to the network's and how often their most likely moves agree, before
    and after the fit (``summary.json``). The held-out decisions are fit's, one in 20 at
    random: they share rounds with the fitted ones, so after the fit they read a little
    better than fresh positions would.
@@ -49,9 +51,8 @@ from agents.evaluation.runs import (
     log,
     write_atomic,
 )
-from agents.mc import table_prior
 from agents.policy_net import PolicyNet, load_checkpoint, save_checkpoint
-from agents.ppo import SHIPPED_NETWORK, PPOAgent
+from agents.ppo import SHIPPED_POLICIES, PPOAgent, shipped_policy_for
 from agents.training.distill import fit
 from agents.training.expert import label_self_play
 from agents.training.labels import soft_targets
@@ -78,8 +79,12 @@ class Args:
     """rule sets labelled (names of smoor_env.PRESETS; partners: 4 players only)"""
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts labelled"""
-    init: str = SHIPPED_NETWORK
-    """the network taught: a shipped checkpoint's name or a path"""
+    init: str = "dmc4_it1000"
+    """the network taught, and the teacher of the tables no specialist teaches: a shipped
+    checkpoint's name or a path"""
+    specialists: list[str] = field(default_factory=lambda: ["ppo_smoorverliefd"])
+    """shipped specialists (agents.ppo.SHIPPED_POLICIES) that teach the rule sets they
+    play (agents.ppo.shipped_policy_for)"""
     epochs: int = 3
     """epochs over the labels"""
     learning_rate: float = 1e-4
@@ -103,6 +108,10 @@ class Args:
         if not self.learning_rate > 0:
             raise ValueError(f"--learning-rate must be > 0, got {self.learning_rate}")
         tables = preset_tables(self.rule_sets, self.players)  # names and counts checked
+        unknown = [name for name in self.specialists if name not in SHIPPED_POLICIES]
+        if unknown:
+            raise ValueError(f"--specialists must be among {', '.join(SHIPPED_POLICIES)}, "
+                             f"got {', '.join(unknown)}")
         if self.seed < 0 or self.seed + len(tables) - 1 > 999:
             raise ValueError(f"--seed {self.seed} with {len(tables)} tables leaves the "
                              "training seeds 0-999")
@@ -124,13 +133,11 @@ class PriorTeacher:
         return np.argmax(log_pi + gumbel, axis=1).astype(np.int64), values
 
 
-def teacher_of(rules: Rules) -> str:
-    """The shipped checkpoint ``prior="auto"`` plays in ``rules``; a ValueError for a
-    rule set it plays no prior in."""
-    name = table_prior(rules, "auto")[0]
-    if name is None:
-        raise ValueError(f"prior='auto' plays no prior in {rules}")
-    return name
+def teacher_of(rules: Rules, specialists: list[str], init: str) -> str:
+    """The teacher of ``rules``' table: the specialist of ``specialists`` that plays it
+    (``shipped_policy_for``), else ``init``."""
+    name = shipped_policy_for(rules)
+    return name if name in specialists else init
 
 
 def agreement(net: PolicyNet, data: dict[str, np.ndarray], targets: np.ndarray,
@@ -165,7 +172,7 @@ def run(args: Args) -> dict[str, Any]:
     tables = preset_tables(args.rule_sets, args.players)
     names = [(name, players) for name in args.rule_sets for players in args.players
              if players in PRESETS[name].players]  # preset_tables' order
-    teachers = [teacher_of(rules) for rules in tables]
+    teachers = [teacher_of(rules, args.specialists, args.init) for rules in tables]
     started = time.monotonic()
     parts: list[dict[str, np.ndarray]] = []
     for k, (rules, name, (rule_set, players)) in enumerate(zip(tables, teachers, names,
