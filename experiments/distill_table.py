@@ -10,7 +10,7 @@ table's teacher is the specialist of ``--specialists`` that plays its rule set
 1. **Label.** In each table (rule set and player count of ``--rule-sets`` x
    ``--players``) the table's teacher plays every seat of batched self-play, sampling its
    moves from its policy (``agents.training.expert.label_self_play``), until
-   ``--decisions`` decisions; each keeps the prior's log-probability of every legal move
+   ``--decisions`` decisions; each keeps the teacher's log-probability of every legal move
    and the round's outcome for the seat. Table k deals from seed ``--seed + k``.
 2. **Fit** (``agents.training.distill.fit``): the network's policy head learns the
    teacher's distribution (cross-entropy to softmax(log pi), so where the teacher is the
@@ -118,8 +118,8 @@ class Args:
 
 
 class PriorTeacher:
-    """A table's prior as a labelling teacher (``label_self_play``): it samples its move
-    from its policy and values every legal move at ``TEMPERATURE`` times its
+    """A table's teacher (a shipped policy or network) for ``label_self_play``: it samples
+    its move from its policy and values every legal move at ``TEMPERATURE`` times its
     log-probability (NaN where illegal)."""
 
     def __init__(self, checkpoint: str) -> None:
@@ -205,7 +205,7 @@ def run(args: Args) -> dict[str, Any]:
     save_checkpoint(path, net, {**dataclasses.asdict(args), "game": "all",
                                 "teachers": teachers, "code": code})
     summary = {
-        "command": " ".join([PROG, *sys.argv[1:]]) if sys.argv[0].endswith(".py") else PROG,
+        "command": " ".join([PROG, *sys.argv[1:]]),
         "args": dataclasses.asdict(args), "code": code,
         "decisions": len(targets), "label_seconds": labelled, "fit_seconds": fitting,
         "loss": fitted.loss, "held_out_cross_entropy": fitted.held_cross_entropy,

@@ -1,5 +1,5 @@
 """Distilling prior="auto"'s table into one network (issue 43, point 3): each table's
-teacher is the prior the table plays, its labels are exactly that prior's distribution,
+teacher is the prior the table played, its labels are exactly that prior's distribution,
 and the fit moves the network towards the specialist where it differs from it."""
 
 from __future__ import annotations
