@@ -129,8 +129,7 @@ class PriorTeacher:
                  ) -> tuple[np.ndarray, np.ndarray]:
         log_pi = self.agent.log_policy(observations)  # (B, 70) -inf where illegal
         values = np.where(np.isfinite(log_pi), TEMPERATURE * log_pi, np.nan)  # (B, 70)
-        gumbel = -np.log(-np.log(rng.random(log_pi.shape)))  # (B, 70)
-        return np.argmax(log_pi + gumbel, axis=1).astype(np.int64), values
+        return self.agent.act(observations, rng), values  # (B,) drawn from the policy
 
 
 def teacher_of(rules: Rules, specialists: list[str], init: str) -> str:
