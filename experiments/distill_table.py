@@ -5,17 +5,22 @@ in most rule sets and a specialist, ``ppo_smoorverliefd``, in plain Smoorverlief
 command teaches one network (``--init``, by default ``dmc4_it1000``) to play as that
 table's prior did in every ladder table, by policy distillation (Rusu et al. 2016). A
 table's teacher is the specialist of ``--specialists`` that plays its rule set
-(``agents.ppo.shipped_policy_for``), else ``--init`` itself:
+(``agents.ppo.shipped_policy_for``), else ``--init`` itself, or with ``--teacher`` a
+search agent (``--teacher mc``: the network learns ``mc``'s choices, as the specialist
+``ppo_smoorverliefd`` did in plain Smoorverliefd):
 
 1. **Label.** In each table (rule set and player count of ``--rule-sets`` x
    ``--players``) the table's teacher plays every seat of batched self-play, sampling its
-   moves from its policy (``agents.training.expert.label_self_play``), until
-   ``--decisions`` decisions; each keeps the teacher's log-probability of every legal move
-   and the round's outcome for the seat. Table k deals from seed ``--seed + k``.
+   moves from its policy, or a search agent its best move
+   (``agents.training.expert.label_self_play``), until ``--decisions`` decisions; each
+   keeps the teacher's log-probability of every legal move (a search: the value it found
+   for each, in points) and the round's outcome for the seat. Table k deals from seed
+   ``--seed + k``; ``--workers`` processes label tables at once.
 2. **Fit** (``agents.training.distill.fit``): the network's policy head learns the
-   teacher's distribution (cross-entropy to softmax(log pi), so where the teacher is the
-   network itself the fit starts at its optimum), its value head the seat's round points
-   over the rule set's value scale, on all tables' labels at once, one in 20 held out.
+   teacher's distribution (cross-entropy to the policy, so where the teacher is the
+   network itself the fit starts at its optimum; a search's: softmax(values /
+   ``--temperature``)), its value head the seat's round points over the rule set's value
+   scale, on all tables' labels at once, one in 20 held out.
 3. **Report**: on the held-out decisions of each table, the KL divergence from the
    teacher's policy to the network's and how often their most likely moves agree, before
    and after the fit (``summary.json``). The held-out decisions are fit's, one in 20 at
@@ -26,12 +31,14 @@ Written to ``--out-dir``: ``network.pt`` (``ppo:checkpoint=...`` plays it),
 ``summary.json`` and ``args.json``. Labels are made afresh from the seeds, never kept.
 
     python -m experiments.distill_table                      # into runs/distill_table
+    python -m experiments.distill_table --teacher mc --out-dir runs/distill_mc  # mc teaches
     python -m experiments.distill_table --decisions 300 --epochs 1 --rule-sets \\
         smoorverliefd hearts --players 4 --out-dir /tmp/distill  # a smoke run
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -44,6 +51,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.base import build_agent
+from agents.evaluation.backends import finished_units
 from agents.evaluation.runs import (
     checked_command,
     claim_settings,
@@ -62,10 +71,6 @@ from smoor_env.observation import compact_scale
 
 PROG = "python -m experiments.distill_table"
 
-#: Points a unit of log-probability stands for in the labels' values (the fit's targets
-#: are softmax(values / TEMPERATURE): the prior's own distribution).
-TEMPERATURE = 0.5
-
 
 @dataclass
 class Args:
@@ -80,11 +85,18 @@ class Args:
     players: list[int] = field(default_factory=lambda: [3, 4, 5])
     """player counts labelled"""
     init: str = "dmc4_it1000"
-    """the network taught, and the teacher of the tables no specialist teaches: a shipped
-    checkpoint's name or a path"""
+    """the network taught, and (without --teacher) the teacher of the tables no specialist
+    teaches: a shipped checkpoint's name or a path"""
     specialists: list[str] = field(default_factory=lambda: ["ppo_smoorverliefd"])
     """shipped specialists (agents.ppo.SHIPPED_POLICIES) that teach the rule sets they
     play (agents.ppo.shipped_policy_for)"""
+    teacher: str = ""
+    """a search agent's spec (e.g. mc) that teaches the tables no specialist teaches, from
+    the values it searched (softmax at --temperature); default: --init, from its policy"""
+    temperature: float = 0.3
+    """points of a searched value per unit of log-probability in the labels: the targets
+    are softmax(values / temperature); a policy's labels are its distribution whatever
+    this is"""
     epochs: int = 3
     """epochs over the labels"""
     learning_rate: float = 1e-4
@@ -96,17 +108,21 @@ class Args:
     torch and the fit from it"""
     out_dir: str = "runs/distill_table"
     """where network.pt, summary.json and args.json go"""
+    workers: int = 2
+    """processes that label tables at once (the labels do not depend on it)"""
     progress: bool = True
     """print what happens"""
 
     def check(self) -> None:
         """Refuse settings that cannot run (a ValueError naming the option)."""
-        for name in ("decisions", "num_envs", "epochs"):
+        for name in ("decisions", "num_envs", "epochs", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be at least 1, got "
                                  f"{getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"--learning-rate must be > 0, got {self.learning_rate}")
+        for name in ("learning_rate", "temperature"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got "
+                                 f"{getattr(self, name)}")
         tables = preset_tables(self.rule_sets, self.players)  # names and counts checked
         unknown = [name for name in self.specialists if name not in SHIPPED_POLICIES]
         if unknown:
@@ -115,28 +131,45 @@ class Args:
         if self.seed < 0 or self.seed + len(tables) - 1 > 999:
             raise ValueError(f"--seed {self.seed} with {len(tables)} tables leaves the "
                              "training seeds 0-999")
+        if self.teacher and not hasattr(build_agent(self.teacher), "evaluate"):
+            raise ValueError(f"--teacher must be a search agent that values moves (mc, "
+                             f"ismcts), got {self.teacher!r}")
+
+    def fallback(self) -> str:
+        """The teacher of the tables no specialist teaches: --teacher, else --init."""
+        return self.teacher or self.init
 
 
 class PriorTeacher:
     """A table's teacher (a shipped policy or network) for ``label_self_play``: it samples
-    its move from its policy and values every legal move at ``TEMPERATURE`` times its
-    log-probability (NaN where illegal)."""
+    its move from its policy and values every legal move at ``temperature`` times its
+    log-probability (NaN where illegal), so that softmax(values / temperature) is its
+    policy."""
 
-    def __init__(self, checkpoint: str) -> None:
+    def __init__(self, checkpoint: str, temperature: float) -> None:
         self.agent = PPOAgent(checkpoint, sample=True)
+        self.temperature = temperature
 
     def evaluate(self, observations: dict[str, np.ndarray], rng: np.random.Generator
                  ) -> tuple[np.ndarray, np.ndarray]:
         log_pi = self.agent.log_policy(observations)  # (B, 70) -inf where illegal
-        values = np.where(np.isfinite(log_pi), TEMPERATURE * log_pi, np.nan)  # (B, 70)
+        values = np.where(np.isfinite(log_pi), self.temperature * log_pi, np.nan)  # (B, 70)
         return self.agent.act(observations, rng), values  # (B,) drawn from the policy
 
 
-def teacher_of(rules: Rules, specialists: list[str], init: str) -> str:
+def teacher_agent(name: str, args: Args) -> Any:
+    """The agent that labels a table whose teacher is ``name``: ``--teacher``'s search
+    agent, or a policy (a specialist, or --init) as a ``PriorTeacher``."""
+    if args.teacher and name == args.teacher:
+        return build_agent(name)
+    return PriorTeacher(name, args.temperature)
+
+
+def teacher_of(rules: Rules, specialists: list[str], fallback: str) -> str:
     """The teacher of ``rules``' table: the specialist of ``specialists`` that plays it
-    (``shipped_policy_for``), else ``init``."""
+    (``shipped_policy_for``), else ``fallback``."""
     name = shipped_policy_for(rules)
-    return name if name in specialists else init
+    return name if name in specialists else fallback
 
 
 def agreement(net: PolicyNet, data: dict[str, np.ndarray], targets: np.ndarray,
@@ -166,25 +199,34 @@ def run(args: Args) -> dict[str, Any]:
     folder = Path(args.out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     code = code_fingerprint()  # the packages that label and fit
-    claim_settings(args, folder, free=("progress",))
+    claim_settings(args, folder, free=("progress", "workers"))
     torch.manual_seed(args.seed)
     tables = preset_tables(args.rule_sets, args.players)
     names = [(name, players) for name in args.rule_sets for players in args.players
              if players in PRESETS[name].players]  # preset_tables' order
-    teachers = [teacher_of(rules, args.specialists, args.init) for rules in tables]
-    started = time.monotonic()
-    parts: list[dict[str, np.ndarray]] = []
-    for k, (rules, name, (rule_set, players)) in enumerate(zip(tables, teachers, names,
-                                                                 strict=True)):
-        part = label_self_play(PriorTeacher(name), [rules], args.decisions, args.num_envs,
-                               args.seed + k, np.random.default_rng([args.seed, k]))
+    teachers = [teacher_of(rules, args.specialists, args.fallback()) for rules in tables]
+
+    def label(k: int) -> dict[str, np.ndarray]:
+        """Table k's labels (its own seeds: the same in any worker)."""
+        part = label_self_play(teacher_agent(teachers[k], args), [tables[k]],
+                               args.decisions, args.num_envs, args.seed + k,
+                               np.random.default_rng([args.seed, k]))
         part["table"][:] = k
-        parts.append(part)
-        log(args.progress, f"table {k} ({rule_set}, {players} players, teacher {name}): "
-                           f"{len(part['actions'])} decisions")
-    data = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+        return part
+
+    started = time.monotonic()
+    parts: dict[int, dict[str, np.ndarray]] = {}
+    with contextlib.closing(finished_units([(k,) for k in range(len(tables))], label,
+                                           args.workers)) as finished:
+        for (k,), part in finished:
+            parts[k] = part
+            (rule_set, players), name = names[k], teachers[k]
+            log(args.progress, f"table {k} ({rule_set}, {players} players, teacher "
+                               f"{name}): {len(part['actions'])} decisions")
+    data = {key: np.concatenate([parts[k][key] for k in range(len(tables))])
+            for key in parts[0]}
     labelled = time.monotonic() - started
-    targets = soft_targets(data["values"], data["actions"], TEMPERATURE)  # (D, 70)
+    targets = soft_targets(data["values"], data["actions"], args.temperature)  # (D, 70)
     net, _ = load_checkpoint(args.init)
     net.train()
     order = torch.randperm(len(targets), generator=torch.Generator().manual_seed(

@@ -45,33 +45,36 @@ def test_each_table_is_taught_by_the_prior_it_played(name, players, teacher):
     from experiments.distill_table import Args, teacher_of
 
     args = Args()
-    assert teacher_of(preset(name, players), args.specialists, args.init) == teacher
+    assert teacher_of(preset(name, players), args.specialists, args.fallback()) == teacher
+    searched = Args(teacher="mc")  # a search teaches what no specialist does
+    assert teacher_of(preset(name, players), searched.specialists, searched.fallback()) \
+        == (teacher if teacher == "ppo_smoorverliefd" else "mc")
 
 
 def test_the_labels_are_the_priors_own_distribution():
-    """softmax(values / TEMPERATURE) over the legal moves is the prior's policy, and the
-    moves it plays are drawn from it (each legal, reproducible from the rng)."""
+    """softmax(values / temperature) over the legal moves is the prior's policy, whatever
+    the temperature, and the moves it plays are drawn from it (each legal, reproducible
+    from the rng)."""
     pytest.importorskip("torch")
-    from experiments.distill_table import TEMPERATURE, PriorTeacher
+    from experiments.distill_table import PriorTeacher
 
     view = positions(preset("smoorverliefd", 4))
-    teacher = PriorTeacher("ppo_smoorverliefd")
+    teacher = PriorTeacher("ppo_smoorverliefd", 0.3)
     actions, values = teacher.evaluate(view, np.random.default_rng(1))
     mask = view["action_mask"]
     assert np.array_equal(~np.isnan(values), mask)
     wanted = np.exp(make_agent("ppo").log_policy(view))  # (B, 70)
-    np.testing.assert_allclose(soft_targets(values, actions, TEMPERATURE), wanted,
-                               atol=1e-5)
+    np.testing.assert_allclose(soft_targets(values, actions, 0.3), wanted, atol=1e-5)
     assert mask[np.arange(len(actions)), actions].all()
     again, _ = teacher.evaluate(view, np.random.default_rng(1))
     assert np.array_equal(actions, again)
 
 
-def run_command(tmp_path, *options):
+def run_command(tmp_path, *options, folder="distill"):
     cmd = [sys.executable, "-m", "experiments.distill_table", "--decisions", "400",
            "--num-envs", "8", "--rule-sets", "smoorverliefd", "hearts", "--players", "4",
            "--epochs", "2", "--learning-rate", "3e-4", "--no-progress",
-           "--out-dir", str(tmp_path / "distill"), *options]
+           "--out-dir", str(tmp_path / folder), *options]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
     return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=600)
@@ -111,10 +114,34 @@ def test_the_command_teaches_the_specialist_and_keeps_the_network(tmp_path):
     assert other.returncode == 2 and "--epochs 2" in other.stderr, other.stderr
 
 
+def test_a_search_teaches_the_other_tables_whatever_the_workers(tmp_path):
+    """With --teacher mc, mc labels the tables no specialist teaches (far from the network
+    before the fit); one worker or two, the labels are the same (each table has its own
+    seeds), so is every statistic of them before the fit."""
+    pytest.importorskip("torch")
+    summaries = []
+    for workers in ("1", "2"):
+        done = run_command(tmp_path, "--teacher", "mc:worlds=8", "--workers", workers,
+                           folder=f"workers{workers}")
+        assert done.returncode == 0, done.stderr[-3000:]
+        summaries.append(json.loads((tmp_path / f"workers{workers}" / "summary.json")
+                                    .read_text()))
+    one, two = summaries
+    assert [row["teacher"] for row in one["tables"]] == ["ppo_smoorverliefd", "mc:worlds=8"]
+    assert one["decisions"] == two["decisions"]
+    assert [row["before"] for row in one["tables"]] == [row["before"] for row in two["tables"]]
+    hearts = one["tables"][1]
+    assert hearts["before"]["kl"] > 0.1 and hearts["before"]["argmax_agreement"] < 0.9
+
+
 @pytest.mark.parametrize("options, message", [
     (["--seed", "999"], "training seeds 0-999"),
     (["--decisions", "0"], "--decisions must be at least 1"),
     (["--learning-rate", "0"], "--learning-rate must be > 0"),
+    (["--temperature", "-1"], "--temperature must be > 0"),
+    (["--workers", "0"], "--workers must be at least 1"),
+    (["--teacher", "greedy"], "--teacher must be a search agent that values moves"),
+    (["--teacher", "mc:worlds=abc"], "worlds"),
     (["--rule-sets", "whist"], "unknown rule set 'whist'"),
     (["--specialists", "dmc_all"], "--specialists must be among"),
 ])
