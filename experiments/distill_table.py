@@ -13,9 +13,9 @@ search agent (``--teacher mc``: the network learns ``mc``'s choices, as the spec
    ``--players``) the table's teacher plays every seat of batched self-play, sampling its
    moves from its policy, or a search agent its best move
    (``agents.training.expert.label_self_play``), until ``--decisions`` decisions; each
-   keeps the teacher's log-probability of every legal move (a search: the value it found
-   for each, in points) and the round's outcome for the seat. Table k deals from seed
-   ``--seed + k``; ``--workers`` processes label tables at once.
+   keeps the teacher's log-probability of every legal move (times ``--temperature``; a
+   search: the value it found for each, in points) and the round's outcome for the seat.
+   Table k deals from seed ``--seed + k``; ``--workers`` processes label tables at once.
 2. **Fit** (``agents.training.distill.fit``): the network's policy head learns the
    teacher's distribution (cross-entropy to the policy, so where the teacher is the
    network itself the fit starts at its optimum; a search's: softmax(values /
@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import build_agent
+from agents.base import build_agent, parse_agent
 from agents.evaluation.backends import finished_units
 from agents.evaluation.runs import (
     checked_command,
@@ -70,6 +70,12 @@ from smoor_env.core.rules import Rules
 from smoor_env.observation import compact_scale
 
 PROG = "python -m experiments.distill_table"
+#: Options of a search teacher whose labels would not be its play or its seeds' alone.
+UNLABELLED_OPTIONS = {
+    "time_budget": "the worlds searched would depend on the machine's speed",
+    "prior": "its bonus chooses the move but is not in the values it returns",
+    "greedy_margin": "its margin chooses the move but is not in the values it returns",
+}
 
 
 @dataclass
@@ -95,8 +101,10 @@ class Args:
     the values it searched (softmax at --temperature); default: --init, from its policy"""
     temperature: float = 0.3
     """points of a searched value per unit of log-probability in the labels: the targets
-    are softmax(values / temperature); a policy's labels are its distribution whatever
-    this is"""
+    are softmax(values / temperature), in points in every rule set (so nearer the search's
+    best move where points are larger, as Kleine Liefde's); a policy's labels are its
+    distribution whatever this is (up to float rounding: the first distilled network,
+    2026-12-07, was made at 0.5)"""
     epochs: int = 3
     """epochs over the labels"""
     learning_rate: float = 1e-4
@@ -134,6 +142,10 @@ class Args:
         if self.teacher and not hasattr(build_agent(self.teacher), "evaluate"):
             raise ValueError(f"--teacher must be a search agent that values moves (mc, "
                              f"ismcts), got {self.teacher!r}")
+        unlabelled = sorted(set(parse_agent(self.teacher)[1]) & set(UNLABELLED_OPTIONS))
+        if self.teacher and unlabelled:
+            raise ValueError(f"--teacher {self.teacher!r}: {', '.join(unlabelled)} cannot "
+                             f"teach ({UNLABELLED_OPTIONS[unlabelled[0]]})")
 
     def fallback(self) -> str:
         """The teacher of the tables no specialist teaches: --teacher, else --init."""

@@ -51,7 +51,8 @@ def test_each_table_is_taught_by_the_prior_it_played(name, players, teacher):
         == (teacher if teacher == "ppo_smoorverliefd" else "mc")
 
 
-def test_the_labels_are_the_priors_own_distribution():
+@pytest.mark.parametrize("temperature", [0.3, 2.0])
+def test_the_labels_are_the_priors_own_distribution(temperature):
     """softmax(values / temperature) over the legal moves is the prior's policy, whatever
     the temperature, and the moves it plays are drawn from it (each legal, reproducible
     from the rng)."""
@@ -59,12 +60,13 @@ def test_the_labels_are_the_priors_own_distribution():
     from experiments.distill_table import PriorTeacher
 
     view = positions(preset("smoorverliefd", 4))
-    teacher = PriorTeacher("ppo_smoorverliefd", 0.3)
+    teacher = PriorTeacher("ppo_smoorverliefd", temperature)
     actions, values = teacher.evaluate(view, np.random.default_rng(1))
     mask = view["action_mask"]
     assert np.array_equal(~np.isnan(values), mask)
     wanted = np.exp(make_agent("ppo").log_policy(view))  # (B, 70)
-    np.testing.assert_allclose(soft_targets(values, actions, 0.3), wanted, atol=1e-5)
+    np.testing.assert_allclose(soft_targets(values, actions, temperature), wanted,
+                               atol=1e-5)
     assert mask[np.arange(len(actions)), actions].all()
     again, _ = teacher.evaluate(view, np.random.default_rng(1))
     assert np.array_equal(actions, again)
@@ -117,7 +119,7 @@ def test_the_command_teaches_the_specialist_and_keeps_the_network(tmp_path):
 def test_a_search_teaches_the_other_tables_whatever_the_workers(tmp_path):
     """With --teacher mc, mc labels the tables no specialist teaches (far from the network
     before the fit); one worker or two, the labels are the same (each table has its own
-    seeds), so is every statistic of them before the fit."""
+    seeds), so is every statistic of them, and on one thread the fit and the network."""
     pytest.importorskip("torch")
     summaries = []
     for workers in ("1", "2"):
@@ -130,6 +132,13 @@ def test_a_search_teaches_the_other_tables_whatever_the_workers(tmp_path):
     assert [row["teacher"] for row in one["tables"]] == ["ppo_smoorverliefd", "mc:worlds=8"]
     assert one["decisions"] == two["decisions"]
     assert [row["before"] for row in one["tables"]] == [row["before"] for row in two["tables"]]
+    for key in ("loss", "held_out_value_mse"):  # OMP_NUM_THREADS=1: bit for bit
+        assert one[key] == two[key], key
+    import torch
+
+    weights = [torch.load(tmp_path / f"workers{n}" / "network.pt", weights_only=False)["model"]
+               for n in (1, 2)]  # the files differ in their args' workers only
+    assert all(torch.equal(weights[0][name], weights[1][name]) for name in weights[0])
     hearts = one["tables"][1]
     assert hearts["before"]["kl"] > 0.1 and hearts["before"]["argmax_agreement"] < 0.9
 
@@ -142,6 +151,8 @@ def test_a_search_teaches_the_other_tables_whatever_the_workers(tmp_path):
     (["--workers", "0"], "--workers must be at least 1"),
     (["--teacher", "greedy"], "--teacher must be a search agent that values moves"),
     (["--teacher", "mc:worlds=abc"], "worlds"),
+    (["--teacher", "mc:time_budget=0.01"], "time_budget cannot teach"),
+    (["--teacher", "mc:prior=auto"], "prior cannot teach"),
     (["--rule-sets", "whist"], "unknown rule set 'whist'"),
     (["--specialists", "dmc_all"], "--specialists must be among"),
 ])
