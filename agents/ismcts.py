@@ -31,9 +31,9 @@ move of the best mean value; ``root="halving"`` drops the worse half of the move
 after each such round (sequential halving). By default (``root="auto"``) the root is
 searched by halving wherever no steering policy prior (below) steers the walks there.
 
-A trained policy steers the walks at the root (``prior``; by default, in Hearts the
-network ``dmc4_it1000``, in plain Smoorverliefd the shipped specialist checkpoint
-trained on it): ``prior_weight`` times its log-probability of each root move is added to
+A trained policy steers the walks at the root (``prior``; by default, in Hearts and in
+plain Smoorverliefd the network ``one_network``, taught by the specialist there and by
+``mc`` elsewhere): ``prior_weight`` times its log-probability of each root move is added to
 that move's UCB score, so that among moves the search values about equally, the walks,
 and the decision, favour the policy's. In 4-player Hearts this made ``ismcts`` beat
 ``mc`` head to head (with the specialist ``ppo_hearts``; README, the measurements:
@@ -200,9 +200,8 @@ class ISMCTSAgent(SearchAgent):
             ``mc``'s ``prior`` does to its values). One forward pass per decision.
             ``"auto"`` (the default): a prior in every rule set by the table
             (``agents.mc.table_prior``): in Hearts at 3-5 players, with or without
-            passing or the queen options, the network ``dmc4_it1000``
-            (``agents.mc.PLAIN_NETWORK_WEIGHTS``); in plain Smoorverliefd at 3-5 players
-            the shipped checkpoint trained on it (``ppo_smoorverliefd``); in the
+            passing or the queen options, and in plain Smoorverliefd at 3-5 players, the
+            network ``one_network`` (``agents.mc.PLAIN_NETWORK_WEIGHTS``); in the
             Smoorverliefd variants the same network at its weight in the table
             (``agents.mc.network_weight``). ``"specialists"``: the specialist
             checkpoints only (``agents.ppo.shipped_policy_for``: ``ppo_hearts`` in

@@ -129,7 +129,9 @@ CUPIDS_ARROW_PAIR_WEIGHT = 1.0
 #: a row at 3, 4 and 5 players (docs/results/2026-12-06-plain-prior-weights.md): 0.3 had
 #: the higher mean in all three rule sets, +0.30 and +0.15 penalty points saved over the
 #: specialists in Hearts with and without passing (no row clear of zero), -0.01 points a
-#: round in Smoorverliefd, which therefore keeps its specialist. Hearts with a queen
+#: round in Smoorverliefd. Plain Smoorverliefd plays the network since it was taught the
+#: specialist's policy there (``experiments.distill_table``), at the specialist's weight,
+#: 0.3 (docs/results/2026-12-07-distilled-mc-protocol.md). Hearts with a queen
 #: option plays the network too, as measured (``dmc3_it1000``) against ``dmc_all`` and the
 #: variants' search there (docs/results/2026-12-06-queen-options-prior.md: +0.09 penalty
 #: points saved, the mean of 6 rows, none clear of zero): with one option and passing in
@@ -137,7 +139,8 @@ CUPIDS_ARROW_PAIR_WEIGHT = 1.0
 #: whose weight, 1.0, was chosen over 0.3
 #: (docs/results/2026-12-06-unmeasured-rows-prior.md: +0.15 penalty points saved, the mean
 #: of 9 rows at 3-5 players, one clear of zero).
-PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"hearts": 0.3, "hearts_no_passing": 0.3,
+PLAIN_NETWORK_WEIGHTS: dict[str, float] = {"smoorverliefd": 0.3, "hearts": 0.3,
+                                           "hearts_no_passing": 0.3,
                                            "hearts_queen_options": 1.0}
 
 
@@ -302,8 +305,8 @@ class MCAgent(SearchAgent):
             a policy distilled from the search at temperature T values an action at about
             T log pi(a) + const, so ``prior_weight=T`` weighs its estimate like the search's.
             ``"auto"``: a shipped policy in every rule set by the table (``table_prior``:
-            the network ``dmc4_it1000`` in Hearts and in the Smoorverliefd variants, the
-            specialist in plain Smoorverliefd; docs/agents.md); ``"specialists"``:
+            the network ``one_network`` in every rule set, steering in plain
+            Smoorverliefd and Hearts; docs/agents.md); ``"specialists"``:
             the checkpoints trained on the rule set or on the same tricks only, none elsewhere.
             Default None: the search's values alone.
         prior_weight: points per unit of log-probability of ``prior``; None (the

@@ -10,9 +10,10 @@ checkpoint (no PyTorch needed to play; training needs the ``rl`` extra).
 Shipped checkpoints (``agents/checkpoints/<name>.pt``, package data: installed with the
 package, see README "Reinforcement learning"): ``ppo_smoorverliefd`` (Smoorverliefd, 3, 4
 and 5 players), ``ppo_hearts`` (Hearts with passing, 4 players) and ``ppo_hearts5`` (the
-same at 5 players), the specialists ``SHIPPED_POLICIES`` names; and ``dmc4_it1000``
-(``SHIPPED_NETWORK``), a network trained on every rule set by expert iteration and DMC
-(``experiments/``), with the two that were its first steps (``EARLIER_NETWORKS``). The
+same at 5 players), the specialists ``SHIPPED_POLICIES`` names; and ``one_network``
+(``SHIPPED_NETWORK``), a network trained on every rule set by expert iteration, DMC and
+a distillation of the specialist and of ``mc`` (``experiments/``), with the three that
+were its first steps (``EARLIER_NETWORKS``). The
 specialists' training curves are in ``docs/results/rl/`` (not installed).
 
 A checkpoint is a ``torch.save`` dict (``agents.policy_net.save_checkpoint``): ``"model"`` (the
@@ -66,21 +67,21 @@ SHIPPED_POLICIES: dict[str, dict[str, Any]] = {
     "ppo_hearts5": {"game": "hearts", "num_players": [5], **_PLAIN},
     "ppo_smoorverliefd": {"game": "smoorverliefd", "num_players": [3, 4, 5], **_PLAIN},
 }
-#: The network: trained on every single-round rule set at 3-5 players
-#: (``experiments.dmc``: DMC run 4's last checkpoint, from run 3's iteration 1,000 grown
-#: two layers; its ``"args"`` say ``game="all"``), the prior of ``prior="auto"`` in every
-#: rule set but plain Smoorverliefd (``agents.mc.table_prior``), where the specialist had
-#: the higher mean (docs/results/2026-12-07-one-network-run4.md: by 0.03 points a round,
-#: within noise). Made from scratch by ``experiments.make_network``. Not a policy of
-#: ``shipped_policy_for``.
-SHIPPED_NETWORK = "dmc4_it1000"
-#: The networks that were ``prior="auto"``'s before ``SHIPPED_NETWORK`` took their place
-#: (2026-12-07): ``dmc_all`` (DMC run 2's last checkpoint, the variants' prior) and
-#: ``dmc3_it1000`` (DMC run 3's iteration 1,000, Hearts'). They are the first steps of
+#: The network: trained on every single-round rule set at 3-5 players (DMC run 4's last
+#: checkpoint, ``dmc4_it1000``, taught by ``experiments.distill_table`` to play as the
+#: specialist ``ppo_smoorverliefd`` in plain Smoorverliefd and as ``mc`` elsewhere; its
+#: ``"args"`` say ``game="all"``), the prior of ``prior="auto"`` in every rule set
+#: (``agents.mc.table_prior``; docs/results/2026-12-07-distilled-mc-protocol.md). Made
+#: from scratch by ``experiments.make_network``. Not a policy of ``shipped_policy_for``.
+SHIPPED_NETWORK = "one_network"
+#: The networks that were ``prior="auto"``'s before ``SHIPPED_NETWORK`` took their place:
+#: ``dmc_all`` (DMC run 2's last checkpoint, the variants' prior until 2026-12-07),
+#: ``dmc3_it1000`` (DMC run 3's iteration 1,000, Hearts') and ``dmc4_it1000`` (DMC run
+#: 4's last, both groups' until the distilled network). They are the first steps of
 #: ``SHIPPED_NETWORK``'s making (``experiments.make_network``), and they ship still, so
 #: that the measurements that name them (docs/results/) can be run again and those steps
 #: compared; nothing plays them by default.
-EARLIER_NETWORKS = ("dmc_all", "dmc3_it1000")
+EARLIER_NETWORKS = ("dmc_all", "dmc3_it1000", "dmc4_it1000")
 #: The networks the package ships besides the specialists.
 SHIPPED_NETWORKS = (SHIPPED_NETWORK, *EARLIER_NETWORKS)
 

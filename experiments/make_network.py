@@ -1,9 +1,9 @@
 """Make a shipped network trained on every rule set from scratch, and compare it with the
 shipped file.
 
-``dmc4_it1000`` (``--network dmc4_it1000``, the default: ``prior="auto"``'s network) is
-made in four steps, each the command ``agents/checkpoints/dmc4_it1000.json`` records
-(``command_today``):
+``one_network`` (``--network one_network``, the default: ``prior="auto"``'s network in
+every rule set) is made in five steps, each the command
+``agents/checkpoints/one_network.json`` records (``command_today``):
 
 1. ``experiments.expert_iteration``, one generation: today's ``ismcts`` with the
    specialist priors (``prior=specialists``) labels 100,000 decisions of self-play in
@@ -17,17 +17,23 @@ made in four steps, each the command ``agents/checkpoints/dmc4_it1000.json`` rec
    core): ``dmc3_it1000``;
 4. DMC run 4 from the third step's network grown two layers (``--deepen 2``), 1,000
    iterations at half run 3's rate, a second process playing each round ahead
-   (``--actor``; 130 million decisions, about 3.6 hours of both cores).
+   (``--actor``; 130 million decisions, about 3.6 hours of both cores): ``dmc4_it1000``;
+5. ``experiments.distill_table --teacher mc`` from it: in every table the specialist
+   ``ppo_smoorverliefd`` (plain Smoorverliefd) or ``mc`` (elsewhere) plays about 100,000
+   decisions of self-play, and the fourth step's network learns their choices (about 40
+   minutes of both cores; the fit, PyTorch on two threads, does not repeat its bits).
 
-The two earlier networks (``agents.ppo.EARLIER_NETWORKS``) ship too; ``--network
-dmc_all`` makes the first two steps only, ``--network dmc3_it1000`` the first three.
+The three earlier networks (``agents.ppo.EARLIER_NETWORKS``) ship too; ``--network
+dmc_all`` makes the first two steps only, ``--network dmc3_it1000`` the first three,
+``--network dmc4_it1000`` the first four.
 
 Then the network of the last step is compared, weight by weight, with the shipped file:
 the same weights (exit status 0), or the largest difference (1). Given again after a
 stop, each step goes on from its files (expert iteration from its labels and checkpoint,
-DMC from its last saved state); a finished step says so.
+DMC from its last saved state; the distillation is made again whole); a finished step
+says so.
 
-    python -m experiments.make_network                          # into runs/dmc4_it1000
+    python -m experiments.make_network                          # into runs/one_network
     python -m experiments.make_network --network dmc3_it1000    # into runs/dmc3_it1000
 """
 
@@ -46,16 +52,17 @@ from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK, SHIPPED_NETWORKS, read_c
 PROG = "python -m experiments.make_network"
 #: How many of the steps (``steps``) make each shipped network: each is the last step's
 #: network of its own steps.
-STEPS = {"dmc_all": 2, "dmc3_it1000": 3, SHIPPED_NETWORK: 4}
+STEPS = {"dmc_all": 2, "dmc3_it1000": 3, "dmc4_it1000": 4, SHIPPED_NETWORK: 5}
 
 
 @dataclass
 class Args:
     network: str = SHIPPED_NETWORK
-    """the shipped network to make: 'dmc4_it1000' (four steps), 'dmc_all' (the first two)
-    or 'dmc3_it1000' (the first three)"""
+    """the shipped network to make: 'one_network' (five steps), 'dmc_all' (the first
+    two), 'dmc3_it1000' (the first three) or 'dmc4_it1000' (the first four)"""
     out_dir: str = ""
-    """the folder of the steps (ei/, dmc/, dmc3/ and dmc4/ in it; '': runs/<network>);
+    """the folder of the steps (ei/, dmc/, dmc3/, dmc4/ and table/ in it; '':
+    runs/<network>);
     made if missing"""
     progress: bool = True
     """progress bars"""
@@ -88,13 +95,19 @@ def steps(args: Args) -> list[tuple[str, list[str]]]:
             ("dmc", ["--init", str(folder / "dmc3" / "it1000.pt"), "--deepen", "2",
                      "--targets", "rest", "--learning-rate", "5e-5", "--iterations", "1000",
                      "--seed", "940", "--save-every", "50", "--actor", "--out-dir",
-                     str(folder / "dmc4"), *progress])]
+                     str(folder / "dmc4"), *progress]),
+            ("distill_table", ["--init", str(folder / "dmc4" / "it1000.pt"), "--teacher", "mc",
+                               "--epochs", "4", "--learning-rate", "3e-4", "--out-dir",
+                               str(folder / "table"), *progress])]
     return made[:STEPS[args.network]]
 
 
 def made_file(args: Args) -> Path:
-    """The checkpoint the last step (a DMC run) writes last: the network ``steps`` make."""
-    _, argv = steps(args)[-1]
+    """The checkpoint the last step writes (a DMC run's last, or the distilled network):
+    the network ``steps`` make."""
+    module, argv = steps(args)[-1]
+    if module == "distill_table":
+        return Path(argv[argv.index("--out-dir") + 1]) / "network.pt"
     last = "--stop-at" if "--stop-at" in argv else "--iterations"
     return Path(argv[argv.index("--out-dir") + 1]) / f"it{argv[argv.index(last) + 1]}.pt"
 

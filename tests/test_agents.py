@@ -127,7 +127,8 @@ def test_spec_values_are_read_as_their_option_s_type():
     assert list(made) == ["random", "greedy"] and isinstance(made["greedy"], GreedyAgent)
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=nope': PPO checkpoint "
                                          r"'nope' is neither a file nor a shipped checkpoint "
-                                         r"name \(dmc3_it1000, dmc4_it1000, dmc_all, ppo_hearts"):
+                                         r"name \(dmc3_it1000, dmc4_it1000, dmc_all, "
+                                         r"one_network, ppo_hearts"):
         build_agents(["random", "ppo:checkpoint=nope"])
     with pytest.raises(ValueError, match=r"^agent 'ppo:checkpoint=.*README.md': .* is not a "
                                          r"torch.save file"):
@@ -1210,7 +1211,7 @@ def test_mc_prior_adds_the_policys_log_probabilities_to_the_values() -> None:
 
 
 def test_ismcts_prior_steers_the_walks_at_the_root() -> None:
-    """ismcts:prior=ppo (here ppo_hearts; the default prior=auto plays dmc4_it1000 in
+    """ismcts:prior=ppo (here ppo_hearts; the default prior=auto plays one_network in
     Hearts, a steering prior too): weight 0 searches
     exactly as ismcts without a prior; a huge weight sends
     every walk at the root to the policy's move, so that is the most visited one; a
@@ -1299,8 +1300,8 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
     player count first (Hearts without passing: ppo_hearts, at 5 players ppo_hearts5;
     at 3 players, ppo_hearts), and to none where rules of play or scoring differ (the
     Smoorverliefd variants, Hearts' queen options). ``prior="auto"`` plays by the table
-    (docs/agents.md): the specialist in plain Smoorverliefd, the network dmc4_it1000 in
-    Hearts and in the Smoorverliefd variants: the same choices as naming them."""
+    (docs/agents.md): the network one_network everywhere, plain Smoorverliefd included:
+    the same choices as naming it."""
     from agents.ppo import shipped_policy_for
 
     hearts = Rules(game="hearts", num_players=4)
@@ -1324,11 +1325,11 @@ def test_prior_auto_is_the_shipped_policy_trained_on_the_rule_set() -> None:
         assert shipped_policy_for(rules) == related, rules
         assert shipped_policy_for(rules, related=False) == exact, rules
     for rules, spec in ((Rules(num_players=4, target_score=None),
-                         "ppo:checkpoint=ppo_smoorverliefd"),
+                         "ppo:checkpoint=one_network"),
                         (Rules(game="hearts", num_players=4, target_score=None),
-                         "ppo:checkpoint=dmc4_it1000"),
+                         "ppo:checkpoint=one_network"),
                         (Rules(num_players=4, trump_hearts=True, target_score=None),
-                         "ppo:checkpoint=dmc4_it1000")):
+                         "ppo:checkpoint=one_network")):
         engine = random_positions(rules, 16, seed=6)
         live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
         obs = {k: v[live] for k, v in observations(engine).items()}
@@ -1356,12 +1357,12 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
     assert network_weight(rules) == NETWORK_WEIGHTS[variant]
     monkeypatch.setitem(NETWORK_WEIGHTS, variant, 3.0)  # the table's row, not a default
     small = "iterations=64,walks=16,seed_worlds=8,bid_worlds=8"
-    assert build_agent(f"ismcts:{small}").prior_for(rules).checkpoint == "dmc4_it1000"
+    assert build_agent(f"ismcts:{small}").prior_for(rules).checkpoint == "one_network"
     engine = random_positions(rules, 40, seed=4)
     live = np.flatnonzero(~engine.state.match_over & (engine.state.phase == Phase.PLAY))
     obs = {k: v[live] for k, v in observations(engine).items()}
     explicit = ("ismcts:" + small + ",root=halving,value=relative,"
-                "prior=ppo:checkpoint=dmc4_it1000,prior_weight={}")
+                "prior=ppo:checkpoint=one_network,prior_weight={}")
     for auto, named in ((f"ismcts:{small}", explicit.format(NETWORK_WEIGHTS[variant])),
                         (f"ismcts:{small},prior_weight=0.05", explicit.format(0.05)),
                         (f"ismcts:{small},prior=specialists",
@@ -1381,9 +1382,10 @@ def test_ismcts_in_a_variant_is_todays_variant_search_with_the_one_network(
 def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, players):
     """In a plain rule set (Smoorverliefd, Hearts with or without passing) ``ismcts``'s
     defaults search with a steering prior (a UCB root, the seat's own points): the
-    network ``dmc4_it1000`` at the table's weight where ``PLAIN_NETWORK_WEIGHTS`` names
-    the rule set, else its specialist at 0.3: the same moves as naming them. A given
-    ``prior_weight`` replaces the table's; ``prior="specialists"`` plays the specialist."""
+    network ``one_network`` at the table's weight where ``PLAIN_NETWORK_WEIGHTS`` names
+    the rule set (every plain rule set), else its specialist at 0.3: the same moves as
+    naming them. A given ``prior_weight`` replaces the table's; ``prior="specialists"``
+    plays the specialist."""
     from agents.mc import DEFAULT_PRIOR_WEIGHT, PLAIN_NETWORK_WEIGHTS
     from agents.ppo import SHIPPED_NETWORK, plain_rule_set, shipped_policy_for
     from smoor_env import preset
@@ -1427,7 +1429,7 @@ def test_ismcts_in_a_plain_rule_set_plays_the_tables_prior(monkeypatch, name, pl
                                       "queen_breaks_hearts": True}])
 def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, options):
     """Hearts with a queen option plays a Hearts row of the table: the network
-    ``dmc4_it1000`` steering (a UCB root, the seat's own points) at that row's weight, as
+    ``one_network`` steering (a UCB root, the seat's own points) at that row's weight, as
     measured (``dmc3_it1000``) against the variants' search (with ``dmc_all``)
     (docs/results/2026-12-06-queen-options-prior.md); ``prior="specialists"``: none (no
     specialist was trained on these rules of play)."""
@@ -1453,10 +1455,11 @@ def test_ismcts_in_hearts_with_a_queen_option_plays_hearts_network(monkeypatch, 
     assert (auto != before).any()  # the variants' search it replaced plays otherwise
 
 
-def test_prior_auto_plays_the_network_everywhere_but_plain_smoorverliefd():
+def test_prior_auto_plays_the_one_network_everywhere():
     """In every preset at every player count, as rounds and as matches, ``prior="auto"``
-    plays ``dmc4_it1000``, except plain Smoorverliefd's specialist; never one of the
-    networks it took the place of (docs/results/2026-12-07-one-network-run4.md)."""
+    plays ``one_network`` (steering in plain Smoorverliefd and Hearts); never one of the
+    networks it took the place of, nor a specialist
+    (docs/results/2026-12-07-distilled-mc-protocol.md)."""
     from agents.mc import table_prior
     from agents.ppo import EARLIER_NETWORKS, plain_rule_set
     from smoor_env.core.presets import PRESETS
@@ -1467,11 +1470,12 @@ def test_prior_auto_plays_the_network_everywhere_but_plain_smoorverliefd():
             for matches in (False, True):
                 if matches or not preset.matches_only:
                     rules = preset.rules(players, matches)
-                    name = table_prior(rules)[0]
-                    smoorverliefd = plain_rule_set(rules) == "smoorverliefd"
-                    assert name == ("ppo_smoorverliefd" if smoorverliefd else "dmc4_it1000"), rules
+                    name, _, steers = table_prior(rules)
+                    assert name == "one_network", rules
+                    if plain_rule_set(rules) is not None:
+                        assert steers, rules
                     played.add(name)
-    assert played == {"ppo_smoorverliefd", "dmc4_it1000"}
+    assert played == {"one_network"}
     assert not played & set(EARLIER_NETWORKS)
 
 

@@ -1,5 +1,6 @@
 """``experiments.make_network``: the one command that makes a shipped network
-(``dmc4_it1000``, and the two before it, its first steps: ``dmc_all``, ``dmc3_it1000``)
+(``one_network``, and the three before it, its first steps: ``dmc_all``, ``dmc3_it1000``,
+``dmc4_it1000``)
 from scratch is the record's commands, and it compares what it made with
 the shipped file weight by weight. (The full runs take hours: not a test.)"""
 
@@ -19,7 +20,7 @@ torch = pytest.importorskip("torch")
 import tyro  # noqa: E402
 
 from agents.ppo import CHECKPOINT_DIR, SHIPPED_NETWORK, SHIPPED_NETWORKS  # noqa: E402
-from experiments import dmc, expert_iteration, make_network  # noqa: E402
+from experiments import distill_table, dmc, expert_iteration, make_network  # noqa: E402
 
 SHIPPED = CHECKPOINT_DIR / f"{SHIPPED_NETWORK}.pt"
 
@@ -32,8 +33,9 @@ def test_its_steps_are_the_commands_the_networks_record_gives(network):
     recorded = [shlex.split(step["command_today"]) for step in record["made_by"]]
     assert len(made) == len(recorded)
     # each step's files in a folder of its own; each starts from the step before's network
-    folders = ["runs/x/ei", "runs/x/dmc", "runs/x/dmc3", "runs/x/dmc4"]
-    starts = ["", "runs/x/ei/gen1.pt", "runs/x/dmc/it200.pt", "runs/x/dmc3/it1000.pt"]
+    folders = ["runs/x/ei", "runs/x/dmc", "runs/x/dmc3", "runs/x/dmc4", "runs/x/table"]
+    starts = ["", "runs/x/ei/gen1.pt", "runs/x/dmc/it200.pt", "runs/x/dmc3/it1000.pt",
+              "runs/x/dmc4/it1000.pt"]
     for k, ((module, argv), typed) in enumerate(zip(made, recorded, strict=True)):
         assert typed[:3] == ["python", "-m", f"experiments.{module}"]
         ours, theirs = parsed(module, argv), parsed(module, typed[3:])
@@ -53,15 +55,15 @@ def test_its_steps_are_the_commands_the_networks_record_gives(network):
     # once the step before has run: here, a stand-in)
     for module, argv in made:
         settings = parsed(module, argv)
-        if module == "dmc":
+        if module in ("dmc", "distill_table"):
             settings = dataclasses.replace(settings, init=str(SHIPPED))
         settings.check()
 
 
 def parsed(module: str, argv: list[str]):
     """A step's command line read as its command reads it: its ``Args``."""
-    return tyro.cli({"expert_iteration": expert_iteration.Args, "dmc": dmc.Args}[module],
-                    args=argv)
+    return tyro.cli({"expert_iteration": expert_iteration.Args, "dmc": dmc.Args,
+                     "distill_table": distill_table.Args}[module], args=argv)
 
 
 def without_note(step: dict) -> dict:
@@ -70,12 +72,13 @@ def without_note(step: dict) -> dict:
 
 def test_the_network_made_by_default_is_the_one_prior_auto_plays_into_its_own_folder(capsys):
     args = make_network.Args()
-    assert args.network == SHIPPED_NETWORK == "dmc4_it1000"
-    assert args.folder() == Path("runs/dmc4_it1000")
+    assert args.network == SHIPPED_NETWORK == "one_network"
+    assert args.folder() == Path("runs/one_network")
     assert make_network.Args(network="dmc3_it1000").folder() == Path("runs/dmc3_it1000")
     assert set(make_network.STEPS) == set(SHIPPED_NETWORKS)
     assert make_network.main(["--network", "dmc_9"]) == 2
-    assert ("--network must be one of dmc4_it1000, dmc_all, dmc3_it1000, got 'dmc_9'"
+    assert ("--network must be one of one_network, dmc_all, dmc3_it1000, dmc4_it1000, got "
+            "'dmc_9'"
             in capsys.readouterr().err)
 
 
@@ -109,15 +112,21 @@ def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeyp
                 last = argv[argv.index("--stop-at") + 1] if "--stop-at" in argv else \
                     argv[argv.index("--iterations") + 1]
                 shutil.copy(shipped if out == made.parent else SHIPPED, out / f"it{last}.pt")
+            if module == "distill_table":  # the distilled network (always the last step)
+                out = Path(argv[argv.index("--out-dir") + 1])
+                out.mkdir(parents=True)
+                shutil.copy(shipped, out / "network.pt")
             return 0
         return main
 
     monkeypatch.setattr(expert_iteration, "main", fake("expert_iteration"))
     monkeypatch.setattr(dmc, "main", fake("dmc"))
+    monkeypatch.setattr(distill_table, "main", fake("distill_table"))
     argv = ["--network", network, "--out-dir", str(tmp_path), "--no-progress"]
     made = make_network.made_file(make_network.Args(network=network, out_dir=str(tmp_path)))
     assert make_network.main(argv) == 0
-    steps = ["expert_iteration"] + ["dmc"] * (make_network.STEPS[network] - 1)
+    count = make_network.STEPS[network]
+    steps = ["expert_iteration", *["dmc"] * min(count - 1, 3), *["distill_table"] * (count > 4)]
     assert [module for module, _ in calls] == steps
     assert "the same weights as the shipped" in capsys.readouterr().out
     # other weights: said so, exit status 1
@@ -126,6 +135,7 @@ def test_it_runs_the_steps_in_order_and_reports_the_comparison(tmp_path, monkeyp
     data["model"][name] = data["model"][name] + 1.0
     torch.save(data, made)
     monkeypatch.setattr(dmc, "main", lambda argv: 0)  # a finished run: nothing to do
+    monkeypatch.setattr(distill_table, "main", lambda argv: 0)
     assert make_network.main(argv) == 1
     assert "differs from the shipped (largest difference 1)" in capsys.readouterr().out
     # a step that stops is the command's stop

@@ -49,7 +49,7 @@ def test_the_listed_training_rules_are_the_checkpoints(name: str) -> None:
 
 @pytest.mark.parametrize("name", ppo.SHIPPED_NETWORKS)
 def test_the_networks_were_trained_on_every_rule_set_and_are_no_specialists(name) -> None:
-    """``dmc4_it1000`` and the two before it are the files their records name (sha256), trained
+    """``one_network`` and the three before it are the files their records name (sha256), trained
     on all 7 single-round rule sets at 3, 4 and 5 players; ``shipped_policy_for`` never
     maps a rule set to them."""
     import hashlib
@@ -134,8 +134,11 @@ def test_an_ismcts_decision_without_its_policy_fails_and_without_one_plays(
         no_checkpoints: Path) -> None:
     small = {"iterations": 8, "walks": 4, "seed_worlds": 2, "bid_worlds": 4}
     plain = Rules(num_players=4, target_score=None)  # a free lead: searched
-    with pytest.raises(FileNotFoundError, match="ppo_smoorverliefd.pt"):
+    with pytest.raises(FileNotFoundError, match=f"{ppo.SHIPPED_NETWORK}.pt"):
         make_agent("ismcts", **small).act(observations(plain), np.random.default_rng(0))
+    with pytest.raises(FileNotFoundError, match="ppo_smoorverliefd.pt"):
+        make_agent("ismcts", prior="specialists", **small).act(observations(plain),
+                                                                np.random.default_rng(0))
     # met Troef's prior is the one network; without the specialists only, it plays as
     # with the files
     trumps = Rules(num_players=4, trump_hearts=True, target_score=None)
