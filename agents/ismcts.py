@@ -224,7 +224,8 @@ class ISMCTSAgent(SearchAgent):
             rounds by sequential halving (``_grow_paired``): the better half of the
             moves runs on after each round, so the best are searched deepest.
             ``"auto"`` (the default): ``"ucb"`` where a steering prior plays (a
-            specialist, a given policy, or the network in Hearts: it steers
+            specialist, a given policy, or the network in Hearts and plain
+            Smoorverliefd: it steers
             the walks at the root), ``"halving"`` where none does and where
             ``prior="auto"`` plays the network without steering (the Smoorverliefd
             variants; measured in them in

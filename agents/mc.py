@@ -96,8 +96,9 @@ def _optional_agent(key: str, spec: str | None) -> Any:
 DEFAULT_PRIOR_WEIGHT = 0.3
 #: ``prior="auto"``'s weight for the network (``agents.ppo.SHIPPED_NETWORK``) in each
 #: Smoorverliefd variant, chosen by measurement between 0.3 and 1.0 with the network that
-#: played there before it, ``dmc_all`` (DMC run 2's last checkpoint; the network took its
-#: place at these weights: docs/results/2026-12-07-one-network-run4.md)
+#: played there before it, ``dmc_all`` (DMC run 2's last checkpoint; ``dmc4_it1000`` took
+#: its place at these weights, docs/results/2026-12-07-one-network-run4.md, and
+#: ``one_network`` took ``dmc4_it1000``'s, docs/results/2026-12-07-distilled-mc-protocol.md)
 #: (docs/results/2026-12-06-variant-prior-weights.md: 0.3 had the higher mean in every
 #: ladder variant; in met Troef it is still 0.05 points a round behind no prior there;
 #: Cupid's Arrow, in matches at 3-5 players:
@@ -124,8 +125,9 @@ CUPIDS_ARROW_PAIR_WEIGHT = 1.0
 #: plain rule set (``agents.ppo.plain_rule_set``) where measurements put a network in
 #: place of the specialist, played as the specialists are: a steering prior (``ismcts``'s
 #: UCB root, the seat's own points). Chosen with the network that played there before it,
-#: ``dmc3_it1000`` (DMC run 3's iteration 1,000; the network took its place at these
-#: weights: docs/results/2026-12-07-one-network-run4.md), between 0.3 and 1.0 on 200 deals
+#: ``dmc3_it1000`` (DMC run 3's iteration 1,000; ``dmc4_it1000`` took its place at these
+#: weights, docs/results/2026-12-07-one-network-run4.md, then ``one_network``,
+#: docs/results/2026-12-07-distilled-mc-protocol.md), between 0.3 and 1.0 on 200 deals
 #: a row at 3, 4 and 5 players (docs/results/2026-12-06-plain-prior-weights.md): 0.3 had
 #: the higher mean in all three rule sets, +0.30 and +0.15 penalty points saved over the
 #: specialists in Hearts with and without passing (no row clear of zero), -0.01 points a
@@ -205,7 +207,7 @@ class Prior:
     same tricks with another player count or passing (``agents.ppo.shipped_policy_for``:
     plain Smoorverliefd and Hearts), none elsewhere. ``"auto"``: a prior in every rule
     set, by the table (``table_prior``): in the rule sets ``PLAIN_NETWORK_WEIGHTS`` has a
-    row for (``network_row``: every Hearts game), the network
+    row for (``network_row``: every Hearts game and plain Smoorverliefd), the network
     ``agents.ppo.SHIPPED_NETWORK`` steering in place of the specialist; else the
     specialist where there is one; else the network again, not steering; each at the
     table's weight unless ``weight`` is given. None: none. With ``"auto"`` or
@@ -226,7 +228,8 @@ class Prior:
 
     def _choice(self, rules: Rules) -> tuple[Any, float, bool]:
         """The policy played in ``rules`` (or None), its weight, and whether it steers: a
-        specialist, a given policy or the network in Hearts (True) or the network of
+        specialist, a given policy or the network in Hearts and plain Smoorverliefd (True)
+        or the network of
         ``"auto"`` in the variants (False)."""
         if self.spec not in ("auto", "specialists"):
             return self.agent, DEFAULT_PRIOR_WEIGHT if self.weight is None else self.weight, True
@@ -249,7 +252,8 @@ class Prior:
     def steers(self, rules: Rules) -> bool:
         """Whether a prior plays in ``rules`` that ``ismcts``'s ``"auto"`` root and value
         were measured with as a steering prior (a UCB root, the seat's own points): a
-        specialist, a given policy, or the network where ``"auto"`` plays it in Hearts.
+        specialist, a given policy, or the network where ``"auto"`` plays it in Hearts and
+        plain Smoorverliefd.
         False where none plays and where ``"auto"`` plays the network in the variants
         (measured with today's variant search: a halved root, the relative value)."""
         agent, _, steering = self._choice(rules)

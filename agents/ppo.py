@@ -354,7 +354,7 @@ def shipped_policy_for(rules: Rules, related: bool = True) -> str | None:
     5-player Hearts without passing, while the Smoorverliefd variants
     (trumps, bids, partners, pips, a cursed suit) have none: there the plain game's
     policy misleads the search (measured in the README's "Agents' strength"), and
-    ``prior="auto"`` plays the network, ``SHIPPED_NETWORK``, there and in Hearts; it is
+    ``prior="auto"`` plays the network, ``SHIPPED_NETWORK``, in every rule set; it is
     never one of these (it was trained on every rule set, ``"game": "all"``).
 
     The checkpoints of ``SHIPPED_POLICIES`` take part by their listed training rules
