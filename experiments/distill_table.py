@@ -139,13 +139,14 @@ class Args:
         if self.seed < 0 or self.seed + len(tables) - 1 > 999:
             raise ValueError(f"--seed {self.seed} with {len(tables)} tables leaves the "
                              "training seeds 0-999")
-        if self.teacher and not hasattr(build_agent(self.teacher), "evaluate"):
-            raise ValueError(f"--teacher must be a search agent that values moves (mc, "
-                             f"ismcts), got {self.teacher!r}")
-        unlabelled = sorted(set(parse_agent(self.teacher)[1]) & set(UNLABELLED_OPTIONS))
-        if self.teacher and unlabelled:
-            raise ValueError(f"--teacher {self.teacher!r}: {', '.join(unlabelled)} cannot "
-                             f"teach ({UNLABELLED_OPTIONS[unlabelled[0]]})")
+        if self.teacher:
+            if not hasattr(build_agent(self.teacher), "evaluate"):
+                raise ValueError(f"--teacher must be a search agent that values moves (mc, "
+                                 f"ismcts), got {self.teacher!r}")
+            unlabelled = sorted(set(parse_agent(self.teacher)[1]) & set(UNLABELLED_OPTIONS))
+            if unlabelled:
+                raise ValueError(f"--teacher {self.teacher!r}: {', '.join(unlabelled)} "
+                                 f"cannot teach ({UNLABELLED_OPTIONS[unlabelled[0]]})")
 
     def fallback(self) -> str:
         """The teacher of the tables no specialist teaches: --teacher, else --init."""
