@@ -7,7 +7,8 @@ table's prior did in every ladder table, by policy distillation (Rusu et al. 201
 table's teacher is the specialist of ``--specialists`` that plays its rule set
 (``agents.ppo.shipped_policy_for``), else ``--init`` itself, or with ``--teacher`` a
 search agent (``--teacher mc``: the network learns ``mc``'s choices, as the specialist
-``ppo_smoorverliefd`` did in plain Smoorverliefd):
+``ppo_smoorverliefd`` did in plain Smoorverliefd; ``--teacher ismcts:prior=none``:
+``ismcts`` without the prior whose bonus picks its move but is not in its values):
 
 1. **Label.** In each table (rule set and player count of ``--rule-sets`` x
    ``--players``) the table's teacher plays every seat of batched self-play, sampling its
@@ -76,6 +77,15 @@ UNLABELLED_OPTIONS = {
     "prior": "its bonus chooses the move but is not in the values it returns",
     "greedy_margin": "its margin chooses the move but is not in the values it returns",
 }
+#: The value of each of UNLABELLED_OPTIONS under which a teacher's labels are its play (spec form).
+UNSET = {"time_budget": "none", "prior": "none", "greedy_margin": "0"}
+
+
+def unlabelled_settings(teacher: Any) -> list[str]:
+    """The options of UNLABELLED_OPTIONS that ``teacher`` plays with, given or by default
+    (``ismcts`` plays ``prior="auto"`` unless told ``prior=none``)."""
+    return [name for name in UNLABELLED_OPTIONS
+            if getattr(teacher, name, None) not in (None, 0.0)]
 
 
 @dataclass
@@ -97,8 +107,9 @@ class Args:
     """shipped specialists (agents.ppo.SHIPPED_POLICIES) that teach the rule sets they
     play (agents.ppo.shipped_policy_for)"""
     teacher: str = ""
-    """a search agent's spec (e.g. mc) that teaches the tables no specialist teaches, from
-    the values it searched (softmax at --temperature); default: --init, from its policy"""
+    """a search agent's spec (mc, or ismcts:prior=none) that teaches the tables no
+    specialist teaches, from the values it searched (softmax at --temperature); refused
+    with a setting of UNLABELLED_OPTIONS in play; default: --init, from its policy"""
     temperature: float = 0.3
     """points of a searched value per unit of log-probability in the labels: the targets
     are softmax(values / temperature), in points in every rule set (so nearer the search's
@@ -140,13 +151,18 @@ class Args:
             raise ValueError(f"--seed {self.seed} with {len(tables)} tables leaves the "
                              "training seeds 0-999")
         if self.teacher:
-            if not hasattr(build_agent(self.teacher), "evaluate"):
+            teacher = build_agent(self.teacher)
+            if not hasattr(teacher, "evaluate"):
                 raise ValueError(f"--teacher must be a search agent that values moves (mc, "
                                  f"ismcts), got {self.teacher!r}")
-            unlabelled = sorted(set(parse_agent(self.teacher)[1]) & set(UNLABELLED_OPTIONS))
+            unlabelled = unlabelled_settings(teacher)
             if unlabelled:
+                name = unlabelled[0]
                 raise ValueError(f"--teacher {self.teacher!r}: {', '.join(unlabelled)} "
-                                 f"cannot teach ({UNLABELLED_OPTIONS[unlabelled[0]]})")
+                                 f"cannot teach ({UNLABELLED_OPTIONS[name]}; "
+                                 f"{parse_agent(self.teacher)[0]} plays "
+                                 f"{name}={getattr(teacher, name)!r}: give "
+                                 f"{name}={UNSET[name]})")
 
     def fallback(self) -> str:
         """The teacher of the tables no specialist teaches: --teacher, else --init."""

@@ -153,6 +153,9 @@ def test_a_search_teaches_the_other_tables_whatever_the_workers(tmp_path):
     (["--teacher", "mc:worlds=abc"], "worlds"),
     (["--teacher", "mc:time_budget=0.01"], "time_budget cannot teach"),
     (["--teacher", "mc:prior=auto"], "prior cannot teach"),
+    (["--teacher", "ismcts"], "ismcts plays prior='auto': give prior=none"),
+    (["--teacher", "ismcts:prior=none,time_budget=0.01"], "time_budget cannot teach"),
+    (["--teacher", "mc:greedy_margin=0.5"], "greedy_margin cannot teach"),
     (["--rule-sets", "whist"], "unknown rule set 'whist'"),
     (["--specialists", "dmc_all"], "--specialists must be among"),
 ])
@@ -161,3 +164,13 @@ def test_the_command_refuses_bad_settings(tmp_path, options, message):
     done = run_command(tmp_path, *options)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert not (tmp_path / "distill").exists()
+
+
+@pytest.mark.parametrize("teacher", ["mc", "mc:greedy_margin=0", "ismcts:prior=none",
+                                     "ismcts:prior=none,iterations=64"])
+def test_a_search_with_no_bonus_margin_or_budget_may_teach(teacher):
+    """A teacher is accepted when no setting of UNLABELLED_OPTIONS is in play, given or by
+    default (the refusals are above): ``ismcts`` teaches once told ``prior=none``."""
+    pytest.importorskip("torch")
+    from experiments.distill_table import Args
+    Args(teacher=teacher).check()
