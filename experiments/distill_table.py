@@ -71,14 +71,13 @@ from smoor_env.core.rules import Rules
 from smoor_env.observation import compact_scale
 
 PROG = "python -m experiments.distill_table"
-#: Options of a search teacher whose labels would not be its play or its seeds' alone.
+#: Options of a search teacher whose labels would not be its play or its seeds' alone: why,
+#: and the value (as a spec writes it) under which they are.
 UNLABELLED_OPTIONS = {
-    "time_budget": "the worlds searched would depend on the machine's speed",
-    "prior": "its bonus chooses the move but is not in the values it returns",
-    "greedy_margin": "its margin chooses the move but is not in the values it returns",
+    "time_budget": ("the worlds searched would depend on the machine's speed", "none"),
+    "prior": ("its bonus chooses the move but is not in the values it returns", "none"),
+    "greedy_margin": ("its margin chooses the move but is not in the values it returns", "0"),
 }
-#: The value of each of UNLABELLED_OPTIONS under which a teacher's labels are its play (spec form).
-UNSET = {"time_budget": "none", "prior": "none", "greedy_margin": "0"}
 
 
 def unlabelled_settings(teacher: Any) -> list[str]:
@@ -158,11 +157,10 @@ class Args:
             unlabelled = unlabelled_settings(teacher)
             if unlabelled:
                 name = unlabelled[0]
+                why, off = UNLABELLED_OPTIONS[name]
                 raise ValueError(f"--teacher {self.teacher!r}: {', '.join(unlabelled)} "
-                                 f"cannot teach ({UNLABELLED_OPTIONS[name]}; "
-                                 f"{parse_agent(self.teacher)[0]} plays "
-                                 f"{name}={getattr(teacher, name)!r}: give "
-                                 f"{name}={UNSET[name]})")
+                                 f"cannot teach ({why}; {parse_agent(self.teacher)[0]} plays "
+                                 f"{name}={getattr(teacher, name)!r}: give {name}={off})")
 
     def fallback(self) -> str:
         """The teacher of the tables no specialist teaches: --teacher, else --init."""
